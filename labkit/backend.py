@@ -1,0 +1,183 @@
+"""Choosing where the lab's DynamoDB lives: one entry point, :func:`connect`.
+
+Backends (``LABKIT_BACKEND`` or ``connect(backend=...)``):
+
+``embedded``  (default) labkit's own endpoint on 127.0.0.1, started in this process —
+              or the one ``labkit lab`` / ``labkit serve`` started, via ``LABKIT_EMBEDDED_URL``.
+``local``     DynamoDB Local at http://localhost:8000 (``docker compose up -d dynamodb``).
+``aws``       real DynamoDB through the normal credential chain and region. Opt-in only.
+
+``LABKIT_ENDPOINT_URL`` points labkit at any other DynamoDB-compatible endpoint.
+No backend ever falls back silently to another.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from . import constants as C
+from .errors import BackendUnavailable, ConfigurationError
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+BACKENDS = ("embedded", "local", "aws")
+
+ENV_BACKEND = "LABKIT_BACKEND"
+ENV_ENDPOINT_URL = "LABKIT_ENDPOINT_URL"
+ENV_EMBEDDED_URL = "LABKIT_EMBEDDED_URL"
+ENV_LOCAL_URL = "LABKIT_LOCAL_URL"
+ENV_TABLE = "LABKIT_TABLE"
+
+
+def _client_config(connect_timeout: float) -> Config:
+    return Config(
+        connect_timeout=connect_timeout,
+        read_timeout=30,
+        retries={"mode": "standard", "max_attempts": 3},
+        max_pool_connections=64,
+    )
+
+
+@dataclass
+class Connection:
+    """Where the lab talks to, and clients for it.
+
+    ``client`` is shared; call :meth:`new_client` for one per thread, as boto3 advises.
+    """
+
+    backend: str
+    endpoint_url: str | None
+    region: str
+    table_name: str = C.DEFAULT_TABLE_NAME
+    _session: boto3.session.Session = field(repr=False, default_factory=boto3.session.Session)
+    _client: Any = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def is_local(self) -> bool:
+        """True for backends that run on this machine (nothing is billed)."""
+        return self.backend != "aws"
+
+    def new_client(self, **config: Any) -> DynamoDBClient:
+        """A fresh DynamoDB client (clients are thread-safe, but one per actor keeps hooks apart)."""
+        kwargs: dict[str, Any] = {"region_name": self.region}
+        if self.endpoint_url is not None:
+            kwargs["endpoint_url"] = self.endpoint_url
+        if self.backend != "aws":
+            kwargs["aws_access_key_id"] = C.LOCAL_ACCESS_KEY
+            kwargs["aws_secret_access_key"] = C.LOCAL_SECRET_KEY
+        cfg = _client_config(connect_timeout=2 if self.is_local else 10)
+        if config:
+            cfg = cfg.merge(Config(**config))
+        with self._lock:  # boto3 sessions are not thread-safe; creating clients is serialised
+            return self._session.client("dynamodb", config=cfg, **kwargs)
+
+    @property
+    def client(self) -> DynamoDBClient:
+        if self._client is None:
+            self._client = self.new_client()
+        return self._client  # type: ignore[no-any-return]
+
+    def describe(self) -> str:
+        where = self.endpoint_url or f"DynamoDB in {self.region}"
+        return f"backend={self.backend} endpoint={where} table={self.table_name}"
+
+
+def _probe(conn: Connection, how_to_fix: str) -> None:
+    """One cheap call, so an unreachable endpoint fails here with a clear message."""
+    try:
+        conn.new_client(retries={"mode": "standard", "max_attempts": 1}).list_tables(Limit=1)
+    except (BotoCoreError, ClientError, OSError) as exc:
+        if isinstance(exc, ClientError):
+            return  # it answered; an auth error here is still an answer
+        raise BackendUnavailable(
+            f"{conn.backend} endpoint is not reachable at {conn.endpoint_url} — {how_to_fix}"
+        ) from exc
+
+
+def connect(
+    backend: str | None = None,
+    *,
+    endpoint_url: str | None = None,
+    table_name: str | None = None,
+    region: str | None = None,
+    probe: bool = True,
+) -> Connection:
+    """Connect to the chosen backend. Arguments win over environment variables.
+
+    Raises :class:`ConfigurationError` for an unknown backend or missing AWS
+    settings, :class:`BackendUnavailable` for an endpoint that does not answer.
+    """
+    table = table_name or os.environ.get(ENV_TABLE) or C.DEFAULT_TABLE_NAME
+    if not table.startswith(C.TABLE_PREFIX):
+        raise ConfigurationError(
+            f"table name {table!r} must start with {C.TABLE_PREFIX!r}: labkit only touches tables it created"
+        )
+    url = endpoint_url or os.environ.get(ENV_ENDPOINT_URL)
+    if url:
+        if backend not in (None, "endpoint"):
+            raise ConfigurationError(
+                f"both backend={backend!r} and an endpoint URL ({url}) were given; choose one "
+                f"(unset {ENV_ENDPOINT_URL} to use the {backend} backend)"
+            )
+        conn = Connection("endpoint", url.rstrip("/"), region or C.LOCAL_REGION, table)
+        if probe:
+            _probe(conn, f"check the URL in {ENV_ENDPOINT_URL}, or unset it to use the embedded endpoint")
+        return conn
+
+    name = (backend or os.environ.get(ENV_BACKEND) or "embedded").strip().lower()
+    if name == "embedded":
+        shared_url = os.environ.get(ENV_EMBEDDED_URL)
+        if shared_url:
+            conn = Connection("embedded", shared_url.rstrip("/"), C.LOCAL_REGION, table)
+            if probe:
+                _probe(conn, f"the `labkit lab`/`labkit serve` that set {ENV_EMBEDDED_URL} has stopped; "
+                       f"restart it, or unset {ENV_EMBEDDED_URL} to start one in this process")
+            return conn
+        from .endpoint import shared_endpoint
+
+        return Connection("embedded", shared_endpoint().url, C.LOCAL_REGION, table)
+    if name == "local":
+        local_url = os.environ.get(ENV_LOCAL_URL, C.DYNAMODB_LOCAL_URL)
+        conn = Connection("local", local_url, region or C.LOCAL_REGION, table)
+        if probe:
+            _probe(conn, "start it with `docker compose up -d dynamodb`, "
+                   f"or unset {ENV_BACKEND} to use the embedded endpoint")
+        return conn
+    if name == "aws":
+        return _connect_aws(table, region)
+    raise ConfigurationError(
+        f"unknown backend {name!r} (from {'the argument' if backend else ENV_BACKEND}); "
+        f"choose one of: {', '.join(BACKENDS)}"
+    )
+
+
+def _connect_aws(table: str, region: str | None) -> Connection:
+    session = boto3.session.Session(region_name=region) if region else boto3.session.Session()
+    if not session.region_name:
+        raise ConfigurationError(
+            "backend 'aws' needs a region: set AWS_REGION (or AWS_DEFAULT_REGION), "
+            "or pass connect('aws', region='eu-central-1')"
+        )
+    try:
+        creds = session.get_credentials()
+    except BotoCoreError as exc:
+        raise ConfigurationError(f"backend 'aws': could not load AWS credentials ({type(exc).__name__}); "
+                                 "configure them with `aws configure` or AWS_PROFILE") from None
+    if creds is None:
+        raise ConfigurationError(
+            "backend 'aws' found no AWS credentials; configure them with `aws configure`, "
+            "AWS_PROFILE or the AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY variables"
+        )
+    return Connection("aws", None, session.region_name, table, _session=session)
+
+
+__all__ = ["BACKENDS", "Connection", "connect"]

@@ -1,0 +1,41 @@
+"""DynamoDB's documented numbers, in one place.
+
+Every module that needs a limit or a unit size imports it from here, so a
+lesson that quotes "4 KB per read unit" and the code that computes it cannot
+drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: Largest item DynamoDB stores, attribute names included (400 KB).
+MAX_ITEM_BYTES: Final = 400 * 1024
+#: One read unit covers up to 4 KB read strongly consistent (half a unit eventually consistent).
+READ_UNIT_BYTES: Final = 4 * 1024
+#: One write unit covers up to 1 KB written.
+WRITE_UNIT_BYTES: Final = 1024
+#: Most actions in one TransactWriteItems / TransactGetItems.
+MAX_TRANSACT_ITEMS: Final = 100
+#: How long DynamoDB remembers a ClientRequestToken.
+CLIENT_REQUEST_TOKEN_TTL_SECONDS: Final = 600
+#: Longest ClientRequestToken DynamoDB accepts.
+MAX_CLIENT_REQUEST_TOKEN_LENGTH: Final = 36
+#: Largest partition key value in bytes (UTF-8), and sort key value.
+MAX_PARTITION_KEY_BYTES: Final = 2048
+MAX_SORT_KEY_BYTES: Final = 1024
+
+#: The lab table the notebooks use unless told otherwise.
+DEFAULT_TABLE_NAME: Final = "labkit-lab"
+#: Every table labkit creates carries this prefix; on real AWS labkit touches no other table.
+TABLE_PREFIX: Final = "labkit-"
+#: The GSI on the `email` attribute used by the uniqueness lesson.
+EMAIL_INDEX_NAME: Final = "email-index"
+
+#: Region and dummy credentials used for the embedded endpoint and DynamoDB Local.
+LOCAL_REGION: Final = "us-east-1"
+LOCAL_ACCESS_KEY: Final = "labkit"
+LOCAL_SECRET_KEY: Final = "labkit"
+
+#: Where docker compose publishes DynamoDB Local.
+DYNAMODB_LOCAL_URL: Final = "http://localhost:8000"
