@@ -1,4 +1,4 @@
-"""Repository-wide pytest configuration: how nbval runs the notebooks.
+"""Repository-wide pytest configuration: how nbval runs the notebooks (conventions: docs/notebooks.md).
 
 stderr differs from run to run (kernel paths, warnings), so it is never compared.
 Only cells marked ``# NBVAL_CHECK_OUTPUT`` compare their output (``--nbval-lax``);
