@@ -1,7 +1,7 @@
 """The first cell of every notebook: connect, give the lesson a fresh table, say where it runs.
 
 Notebook authors: read docs/notebooks.md first (nbval conventions, asserting lessons, the race lab API).
-
+"""
 
 from __future__ import annotations
 
