@@ -32,6 +32,18 @@ TABLE_PREFIX: Final = "labkit-"
 #: The GSI on the `email` attribute used by the uniqueness lesson.
 EMAIL_INDEX_NAME: Final = "email-index"
 
+#: Uniqueness lesson keys: an account is PK="ACCT#<id>", SK="PROFILE";
+#: a marker is PK="UNIQ#<namespace>#<normalised value>", SK="LOCK", owner=<id>.
+ACCOUNT_PREFIX: Final = "ACCT#"
+ACCOUNT_SK: Final = "PROFILE"
+MARKER_PREFIX: Final = "UNIQ#"
+MARKER_SK: Final = "LOCK"
+#: Marker namespaces for the two unique fields the lesson protects by default.
+EMAIL_NAMESPACE: Final = "EMAIL"
+HANDLE_NAMESPACE: Final = "HANDLE"
+#: Longest email address that can be delivered (RFC 5321 path limit, minus the angle brackets).
+MAX_EMAIL_LENGTH: Final = 254
+
 #: Region and dummy credentials used for the embedded endpoint and DynamoDB Local.
 LOCAL_REGION: Final = "us-east-1"
 LOCAL_ACCESS_KEY: Final = "labkit"

@@ -12,10 +12,12 @@
     │   └── ItemTooLarge            an item over DynamoDB's 400 KB limit
     ├── DynamoError                 a DynamoDB call failed; wraps the botocore ClientError
     │   ├── ConflictError           a condition or transaction conflict: re-read and retry
-    │   │   └── RetriesExhausted    ... and the bounded retries ran out
+    │   │   ├── RetriesExhausted    ... and the bounded retries ran out
+    │   │   └── TransactionConflict ... that cancelled a transaction (also a TransactionCancelled)
     │   ├── TransactionCancelled    TransactionCanceledException with its reasons, in request order
     │   │   └── ValueTaken          a unique value already belongs to someone else
     │   └── IdempotencyMismatch     a ClientRequestToken reused for a different request
+    ├── NotFound                    the item an operation needs does not exist
     └── RaceError                   a forced interleaving that cannot be followed
 
 Each error's message says what was wrong and what to do next. A DynamoDB
@@ -146,11 +148,20 @@ class ValueTaken(TransactionCancelled):
         return self.fields[self.field]
 
 
+class TransactionConflict(ConflictError, TransactionCancelled):
+    """A transaction cancelled because its items changed under it (a guard failed, or
+    TransactionConflict): re-read and retry. ``reasons`` are DynamoDB's, in request order."""
+
+
 class IdempotencyMismatch(DynamoError):
     """The ClientRequestToken was already used, within 10 minutes, for a different request."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message, "IdempotentParameterMismatchException")
+
+
+class NotFound(LabkitError, LookupError):
+    """The item an operation works on (e.g. an account) does not exist."""
 
 
 class RaceError(LabkitError):
@@ -166,10 +177,12 @@ __all__ = [
     "IdempotencyMismatch",
     "ItemTooLarge",
     "LabkitError",
+    "NotFound",
     "RaceError",
     "RetriesExhausted",
     "TableError",
     "TransactionCancelled",
+    "TransactionConflict",
     "UnknownFlag",
     "ValidationError",
     "ValueTaken",
