@@ -150,7 +150,7 @@ def connect(
         conn = Connection("local", local_url, region or C.LOCAL_REGION, table)
         if probe:
             _probe(conn, "start it with `docker compose up -d dynamodb`, "
-                   f"or unset {ENV_BACKEND} to use the embedded endpoint")
+                   f"or use the embedded backend (unset {ENV_BACKEND})")
         return conn
     if name == "aws":
         return _connect_aws(table, region)
@@ -161,6 +161,7 @@ def connect(
 
 
 def _connect_aws(table: str, region: str | None) -> Connection:
+    region = region or os.environ.get("AWS_REGION") or None
     session = boto3.session.Session(region_name=region) if region else boto3.session.Session()
     if not session.region_name:
         raise ConfigurationError(

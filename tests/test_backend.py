@@ -1,0 +1,116 @@
+"""Backend selection: one entry point, clear errors, no silent fallback."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+import labkit
+from labkit.backend import Connection
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_connect__no_setting__uses_embedded_endpoint_on_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With nothing configured, labkit starts its own endpoint on 127.0.0.1."""
+    for var in ("LABKIT_BACKEND", "LABKIT_ENDPOINT_URL", "LABKIT_EMBEDDED_URL"):
+        monkeypatch.delenv(var, raising=False)
+    conn = labkit.connect()
+    assert conn.backend == "embedded"
+    assert conn.endpoint_url is not None and conn.endpoint_url.startswith("http://127.0.0.1:")
+    assert conn.client.list_tables()["ResponseMetadata"]["HTTPStatusCode"] == 200
+
+
+def test_connect__unknown_backend__names_the_choices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unknown LABKIT_BACKEND is a ConfigurationError listing the valid names."""
+    monkeypatch.setenv("LABKIT_BACKEND", "dynamo-local")
+    with pytest.raises(labkit.ConfigurationError) as info:
+        labkit.connect()
+    assert "unknown backend 'dynamo-local'" in str(info.value)
+    assert "embedded, local, aws" in str(info.value)
+
+
+def test_connect__local_unreachable__says_how_to_start_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DynamoDB Local not running: BackendUnavailable naming docker compose, no fallback."""
+    monkeypatch.setenv("LABKIT_LOCAL_URL", f"http://127.0.0.1:{_free_port()}")
+    with pytest.raises(labkit.BackendUnavailable) as info:
+        labkit.connect("local")
+    assert "docker compose up -d dynamodb" in str(info.value)
+
+
+def test_connect__endpoint_url_unreachable__raises_backend_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LABKIT_ENDPOINT_URL pointing at nothing fails at connect time with the URL in the message."""
+    url = f"http://127.0.0.1:{_free_port()}"
+    monkeypatch.setenv("LABKIT_ENDPOINT_URL", url)
+    with pytest.raises(labkit.BackendUnavailable) as info:
+        labkit.connect()
+    assert url in str(info.value)
+
+
+def test_connect__endpoint_url__is_used_as_given(conn: Connection, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any DynamoDB-compatible endpoint can be named with LABKIT_ENDPOINT_URL."""
+    monkeypatch.setenv("LABKIT_ENDPOINT_URL", str(conn.endpoint_url))
+    other = labkit.connect()
+    assert (other.backend, other.endpoint_url) == ("endpoint", conn.endpoint_url)
+
+
+def test_connect__endpoint_url_and_backend_both_given__refuses(conn: Connection) -> None:
+    """Naming a backend and an endpoint URL at once is ambiguous, so it is refused."""
+    with pytest.raises(labkit.ConfigurationError, match="choose one"):
+        labkit.connect("local", endpoint_url=conn.endpoint_url)
+
+
+def test_connect__embedded_url_from_lab__is_shared(conn: Connection, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kernels started by `labkit lab` attach to its endpoint through LABKIT_EMBEDDED_URL."""
+    monkeypatch.setenv("LABKIT_EMBEDDED_URL", str(conn.endpoint_url))
+    assert labkit.connect().endpoint_url == conn.endpoint_url
+
+
+def test_connect__aws_without_region__says_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """backend aws with no region configured: a ConfigurationError naming AWS_REGION."""
+    for var in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    with pytest.raises(labkit.ConfigurationError, match="AWS_REGION"):
+        labkit.connect("aws")
+
+
+def test_connect__aws_without_credentials__says_how_to_configure(monkeypatch: pytest.MonkeyPatch) -> None:
+    """backend aws with no credentials: a ConfigurationError, and nothing secret printed."""
+    monkeypatch.setenv("AWS_REGION", "eu-central-1")
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.delenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", raising=False)
+    with pytest.raises(labkit.ConfigurationError, match="no AWS credentials"):
+        labkit.connect("aws")
+
+
+def test_connect__aws_with_credentials__never_shows_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The aws Connection's repr and description contain no key material."""
+    monkeypatch.setenv("AWS_REGION", "eu-central-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAEXAMPLEKEYID0000")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI-secret-example")
+    conn = labkit.connect("aws")
+    text = repr(conn) + conn.describe()
+    assert conn.backend == "aws" and conn.region == "eu-central-1"
+    assert "AKIAEXAMPLEKEYID0000" not in text and "secret-example" not in text
+
+
+def test_connect__table_without_prefix__refused() -> None:
+    """labkit only works on tables named labkit-*, so it never touches someone else's table."""
+    with pytest.raises(labkit.ConfigurationError, match="must start with 'labkit-'"):
+        labkit.connect(table_name="orders")
+
+
+def test_new_client__each_call__returns_a_distinct_client(conn: Connection) -> None:
+    """Fresh clients on demand, one per thread, as boto3 advises."""
+    assert conn.new_client() is not conn.new_client()
+    assert conn.client is conn.client

@@ -1,0 +1,71 @@
+"""The lab table helper: ensure, wait, reset, delete — all idempotent, all guarded."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+import labkit
+from labkit import constants as C
+from labkit.backend import Connection
+from labkit.table import table_exists
+
+
+def test_ensure_table__twice__creates_once_with_the_lab_layout(conn: Connection) -> None:
+    """ensure_table is idempotent and gives PK/SK strings, on-demand billing and the email GSI."""
+    name = f"labkit-t-{uuid.uuid4().hex[:8]}"
+    try:
+        assert labkit.ensure_table(conn, name) == name
+        assert labkit.ensure_table(conn, name) == name
+        desc = conn.client.describe_table(TableName=name)["Table"]
+        assert desc["TableStatus"] == "ACTIVE"
+        assert [k["AttributeName"] for k in desc["KeySchema"]] == ["PK", "SK"]
+        assert desc["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+        assert [g["IndexName"] for g in desc["GlobalSecondaryIndexes"]] == [C.EMAIL_INDEX_NAME]
+    finally:
+        labkit.delete_table(conn, name)
+
+
+def test_reset_table__with_items__empties_it_and_is_idempotent(tconn: Connection) -> None:
+    """reset_table deletes every item (more than one page) and a second reset deletes none."""
+    for i in range(60):
+        tconn.client.put_item(TableName=tconn.table_name, Item={"PK": {"S": f"P#{i}"}, "SK": {"S": "X"}})
+    assert labkit.reset_table(tconn) == 60
+    assert labkit.reset_table(tconn) == 0
+    assert tconn.client.scan(TableName=tconn.table_name)["Count"] == 0
+
+
+def test_reset_table__missing_table__creates_it(conn: Connection) -> None:
+    """Resetting a table that does not exist yet creates it empty."""
+    name = f"labkit-t-{uuid.uuid4().hex[:8]}"
+    try:
+        assert labkit.reset_table(conn, name) == 0
+        assert table_exists(conn, name)
+    finally:
+        labkit.delete_table(conn, name)
+
+
+def test_delete_table__twice__second_reports_nothing_to_do(conn: Connection) -> None:
+    """delete_table returns True once, then False."""
+    name = labkit.ensure_table(conn, f"labkit-t-{uuid.uuid4().hex[:8]}")
+    assert labkit.delete_table(conn, name) is True
+    assert labkit.delete_table(conn, name) is False
+
+
+@pytest.mark.parametrize("action", [labkit.ensure_table, labkit.reset_table, labkit.delete_table])
+def test_table_helpers__foreign_table_name__refused_before_any_call(conn: Connection, action: object) -> None:
+    """A table not named labkit-* is never created, reset or deleted."""
+    conn.client.create_table(
+        TableName="orders-prod",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    conn.client.put_item(TableName="orders-prod", Item={"id": {"S": "1"}})
+    try:
+        with pytest.raises(labkit.TableError, match="only manages tables named labkit-"):
+            action(conn, "orders-prod")  # type: ignore[operator]
+        assert conn.client.scan(TableName="orders-prod")["Count"] == 1
+    finally:
+        conn.client.delete_table(TableName="orders-prod")
