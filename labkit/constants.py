@@ -32,6 +32,12 @@ TABLE_PREFIX: Final = "labkit-"
 #: The GSI on the `email` attribute used by the uniqueness lesson.
 EMAIL_INDEX_NAME: Final = "email-index"
 
+#: Singleton lesson keys: the settings item is PK="SETTINGS#APP", SK="FLAGS#V1";
+#: a migration writes the new shape at SK="FLAGS#V2" and readers switch by configuration.
+SETTINGS_PK: Final = "SETTINGS#APP"
+FLAGS_SK_V1: Final = "FLAGS#V1"
+FLAGS_SK_V2: Final = "FLAGS#V2"
+
 #: Uniqueness lesson keys: an account is PK="ACCT#<id>", SK="PROFILE";
 #: a marker is PK="UNIQ#<namespace>#<normalised value>", SK="LOCK", owner=<id>.
 ACCOUNT_PREFIX: Final = "ACCT#"

@@ -20,6 +20,12 @@
     ├── NotFound                    the item an operation needs does not exist
     └── RaceError                   a forced interleaving that cannot be followed
 
+Warnings (``warnings.warn``; not errors, nothing is refused)::
+
+    UserWarning
+    └── LabkitWarning
+        └── ItemSizeWarning         a write makes an item cost more read units (past a 4 KB step)
+
 Each error's message says what was wrong and what to do next. A DynamoDB
 failure keeps the botocore ``ClientError`` as ``__cause__`` and exposes its
 error ``code``.
@@ -168,6 +174,18 @@ class RaceError(LabkitError):
     """A forced interleaving could not be followed (an actor ended early, raised, or stalled)."""
 
 
+class LabkitWarning(UserWarning):
+    """Base of every warning labkit issues."""
+
+
+class ItemSizeWarning(LabkitWarning):
+    """A write grows an item past a 4 KB read-unit step: every read of it now costs more."""
+
+    def __init__(self, message: str, size: int) -> None:
+        super().__init__(message)
+        self.size = size
+
+
 __all__ = [
     "BackendUnavailable",
     "ConfigurationError",
@@ -175,8 +193,10 @@ __all__ = [
     "DynamoError",
     "FlagTypeError",
     "IdempotencyMismatch",
+    "ItemSizeWarning",
     "ItemTooLarge",
     "LabkitError",
+    "LabkitWarning",
     "NotFound",
     "RaceError",
     "RetriesExhausted",
