@@ -1,0 +1,143 @@
+"""The ``labkit`` command: ``serve``, ``lab`` and ``doctor``.
+
+Every error is one line saying what is wrong and what to do, and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .backend import ENV_BACKEND, ENV_EMBEDDED_URL, connect
+from .errors import LabkitError
+
+EXIT_ERROR = 2
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .endpoint import EmbeddedEndpoint
+
+    endpoint = EmbeddedEndpoint(port=args.port).start()
+    print(f"labkit: embedded DynamoDB endpoint listening on {endpoint.url} (127.0.0.1 only)")
+    print(f"  aws dynamodb list-tables --endpoint-url {endpoint.url}")
+    print(f"  notebooks/kernels: export {ENV_EMBEDDED_URL}={endpoint.url}")
+    print("  Ctrl-C to stop", flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        while not stop.wait(0.5):
+            if not endpoint.running:
+                print("labkit: error: the endpoint stopped unexpectedly", file=sys.stderr)
+                return EXIT_ERROR
+    except KeyboardInterrupt:
+        pass
+    finally:
+        endpoint.stop()
+    return 0
+
+
+def _notebook_dir(explicit: str | None) -> Path:
+    if explicit:
+        path = Path(explicit)
+    else:
+        path = Path.cwd() / "notebooks"
+        if not path.is_dir():  # running from inside notebooks/ or from a checkout's subfolder
+            path = Path(__file__).resolve().parent.parent / "notebooks"
+    if not path.is_dir():
+        raise LabkitError(
+            f"no notebooks folder at {path}; run `labkit lab` from the labkit checkout, "
+            "or pass --notebooks PATH"
+        )
+    return path
+
+
+def _lab(args: argparse.Namespace) -> int:
+    from .endpoint import EmbeddedEndpoint
+
+    notebooks = _notebook_dir(args.notebooks)
+    jupyter = shutil.which("jupyter")
+    if jupyter is None:
+        raise LabkitError("JupyterLab is not installed here; run `pip install -e '.[lab]'` (see README)")
+    env = dict(os.environ)
+    endpoint = None
+    if env.get(ENV_BACKEND, "embedded") == "embedded" and not env.get("LABKIT_ENDPOINT_URL"):
+        endpoint = EmbeddedEndpoint(port=args.port).start()
+        env[ENV_EMBEDDED_URL] = endpoint.url
+        print(f"labkit: embedded DynamoDB endpoint on {endpoint.url}; the notebooks' kernels share it")
+    extra = args.jupyter_args[1:] if args.jupyter_args[:1] == ["--"] else args.jupyter_args
+    command = [jupyter, "lab", f"--notebook-dir={notebooks}", "--ServerApp.ip=127.0.0.1", *extra]
+    if args.no_browser:
+        command.append("--no-browser")
+    try:
+        return subprocess.call(command, env=env)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if endpoint is not None:
+            endpoint.stop()
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from .lab import versions
+
+    conn = connect(args.backend)
+    print(f"backend   {conn.backend}")
+    print(f"endpoint  {conn.endpoint_url or f'AWS DynamoDB ({conn.region})'}")
+    print("versions  " + " ".join(f"{k}={v}" for k, v in versions().items()))
+    client = conn.new_client()
+    timings = []
+    for _ in range(3):  # the first call pays for connection set-up; report the best
+        start = time.perf_counter()
+        tables = client.list_tables(Limit=100)["TableNames"]
+        timings.append((time.perf_counter() - start) * 1000)
+    mine = [t for t in tables if t.startswith("labkit-")]
+    print(f"round trip ListTables in {min(timings):.1f} ms; labkit tables: {', '.join(mine) or 'none yet'}")
+    print("ok")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="labkit", description="DynamoDB pattern labs.")
+    parser.add_argument("--version", action="version", version=f"labkit {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the embedded DynamoDB endpoint on 127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    serve.set_defaults(func=_serve)
+
+    lab = sub.add_parser("lab", help="open JupyterLab on notebooks/ with the embedded endpoint running")
+    lab.add_argument("--port", type=int, default=0, help="endpoint port (default: any free port)")
+    lab.add_argument("--notebooks", help="notebooks folder (default: ./notebooks)")
+    lab.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    lab.add_argument("jupyter_args", nargs=argparse.REMAINDER, help="passed on to `jupyter lab`")
+    lab.set_defaults(func=_lab)
+
+    doctor = sub.add_parser("doctor", help="show backend, endpoint, versions and a round trip")
+    doctor.add_argument("--backend", help="embedded, local or aws (default: $LABKIT_BACKEND or embedded)")
+    doctor.set_defaults(func=_doctor)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "port", 0) and not 0 < args.port < 65536:
+        print(f"labkit: error: port {args.port} is out of range; choose 1-65535", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        return int(args.func(args))
+    except LabkitError as exc:
+        print(f"labkit: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""The labkit command: serve on loopback only, doctor, and one-line errors with non-zero exits."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import boto3
+import pytest
+
+from labkit.cli import main
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """IPv4/IPv6 addresses with a socket LISTENing on ``port``, read from /proc/net (Linux)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        if not os.path.exists(table):
+            continue
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                host, hexport = local.split(":")
+                if state == "0A" and int(hexport, 16) == port:
+                    if len(host) == 8:
+                        found.add(socket.inet_ntoa(bytes.fromhex(host)[::-1]))
+                    else:
+                        found.add(host)
+    return found
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LABKIT_")}
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """`labkit serve` running in its own process on a free port."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "labkit", "serve", "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(),
+    )
+    assert proc.stdout is not None
+    first = proc.stdout.readline()  # printed once the socket is listening
+    assert "listening on" in first, first
+    yield proc, port
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_serve__real_client__lists_tables(served: tuple[subprocess.Popen[str], int]) -> None:
+    """A plain boto3 client (as the AWS CLI would) talks to `labkit serve`."""
+    _, port = served
+    client = boto3.client(
+        "dynamodb", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
+        aws_access_key_id="x", aws_secret_access_key="y",
+    )
+    assert client.list_tables()["TableNames"] == []
+
+
+def test_serve__listens_on_loopback_only(served: tuple[subprocess.Popen[str], int]) -> None:
+    """The listening socket is bound to 127.0.0.1, not 0.0.0.0 or another address."""
+    _, port = served
+    assert _listening_addresses(port) == {"127.0.0.1"}
+
+
+def test_serve__port_in_use__one_line_error_and_exit_2(served: tuple[subprocess.Popen[str], int]) -> None:
+    """A second serve on the same port says the port is taken and what to do."""
+    _, port = served
+    out = subprocess.run(
+        [sys.executable, "-m", "labkit", "serve", "--port", str(port)],
+        capture_output=True, text=True, env=_env(), timeout=60,
+    )
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0
+    assert f"port {port} on 127.0.0.1 is already in use" in out.stderr
+    assert "--port" in out.stderr
+
+
+def test_doctor__embedded__prints_backend_endpoint_versions_round_trip(capsys: pytest.CaptureFixture[str]) -> None:
+    """doctor reports backend, endpoint, versions and a round trip in a few lines."""
+    assert main(["doctor", "--backend", "embedded"]) == 0
+    out = capsys.readouterr().out
+    assert "backend   embedded" in out
+    assert "endpoint  http://127.0.0.1:" in out
+    assert "boto3=" in out and "moto=" in out
+    assert "round trip ListTables in" in out
+    assert len(out.strip().splitlines()) <= 6
+
+
+def test_doctor__unknown_backend__exit_2_with_choices(capsys: pytest.CaptureFixture[str]) -> None:
+    """An unknown backend is one error line on stderr and exit status 2."""
+    assert main(["doctor", "--backend", "postgres"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("labkit: error: unknown backend 'postgres'")
+    assert err.count("\n") == 1
+
+
+def test_doctor__local_not_running__exit_2_with_docker_hint(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """doctor against a DynamoDB Local that is not running says how to start it."""
+    monkeypatch.setenv("LABKIT_LOCAL_URL", f"http://127.0.0.1:{_free_port()}")
+    assert main(["doctor", "--backend", "local"]) == 2
+    assert "docker compose up -d dynamodb" in capsys.readouterr().err
+
+
+def test_serve__port_out_of_range__exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """A port outside 1-65535 is refused before anything starts."""
+    assert main(["serve", "--port", "70000"]) == 2
+    assert "out of range" in capsys.readouterr().err
