@@ -139,8 +139,8 @@ class _App:
 def _bind(host: str, port: int) -> socket.socket:
     if host != LOOPBACK:
         raise ConfigurationError(
-            f"labkit's endpoint listens on {LOOPBACK} only, not {host!r}: it has no authentication, "
-            f"so it must not be reachable from other machines. Use host={LOOPBACK!r}."
+            f"labkit's endpoint listens on {LOOPBACK} only, not {host!r}: it has no "
+            f"authentication, so other machines must not reach it. Use host={LOOPBACK!r}."
         )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # else 40 ms: Nagle + delayed ACK
