@@ -18,8 +18,8 @@ from labkit.backend import Connection
 
 @pytest.fixture(scope="session")
 def conn() -> Connection:
-    """The embedded endpoint, started once for the whole test session."""
-    return labkit.connect("embedded")
+    """The embedded endpoint (or LABKIT_TEST_BACKEND's backend), connected once per session."""
+    return labkit.connect(os.environ.get("LABKIT_TEST_BACKEND") or "embedded")
 
 
 @pytest.fixture
