@@ -1,0 +1,181 @@
+"""GetItem latency and 16-thread throughput: labkit's endpoint vs moto, measured in one run.
+
+    python benchmarks/bench_endpoint.py [--calls 1000] [--threads 16] [--per-thread 60]
+
+Targets, all on 127.0.0.1 and all in this process (as in a notebook kernel):
+
+* embedded     labkit's EmbeddedEndpoint (atomic, fast path)
+* moto-server  moto's ThreadedMotoServer (werkzeug)
+* canned       a uvicorn server that answers every request with a fixed GetItem
+               response: what a boto3 client costs by itself (the floor)
+* mock_aws     moto in-process, no HTTP at all (measured last: it resets moto's state)
+
+Latency rounds alternate between the HTTP targets so that a busy machine slows them
+alike. Nothing here asserts on time; it prints numbers and ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import statistics
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+from labkit.endpoint import EmbeddedEndpoint
+
+REGION = "us-east-1"
+KEY = {"PK": {"S": "bench"}}
+ITEM = {**KEY, "n": {"N": "42"}, "name": {"S": "Ada Lovelace"}}
+CANNED = b'{"Item":{"PK":{"S":"bench"},"n":{"N":"42"},"name":{"S":"Ada Lovelace"}}}'
+
+
+def client(url: str | None) -> Any:
+    """A boto3 DynamoDB client with dummy credentials (no endpoint: in-process moto)."""
+    return boto3.session.Session().client(
+        "dynamodb",
+        endpoint_url=url,
+        region_name=REGION,
+        aws_access_key_id="bench",
+        aws_secret_access_key="bench",
+        config=Config(max_pool_connections=64, retries={"mode": "standard", "max_attempts": 1}),
+    )
+
+
+def prepare(url: str | None, table: str) -> None:
+    c = client(url)
+    c.create_table(
+        TableName=table,
+        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    c.put_item(TableName=table, Item=ITEM)
+
+
+def latencies(url: str | None, table: str, calls: int) -> list[float]:
+    """Seconds per GetItem, one client, one thread."""
+    c = client(url)
+    for _ in range(20):
+        c.get_item(TableName=table, Key=KEY)
+    out = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        c.get_item(TableName=table, Key=KEY)
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def throughput(url: str | None, table: str, threads: int, per_thread: int) -> float:
+    """GetItem requests per second from ``threads`` threads, each with its own client."""
+    clients = [client(url) for _ in range(threads)]
+    for c in clients:
+        c.get_item(TableName=table, Key=KEY)
+    barrier = threading.Barrier(threads + 1)
+
+    def run(c: Any) -> None:
+        barrier.wait()
+        for _ in range(per_thread):
+            c.get_item(TableName=table, Key=KEY)
+
+    workers = [threading.Thread(target=run, args=(c,)) for c in clients]
+    for w in workers:
+        w.start()
+    barrier.wait()
+    start = time.perf_counter()
+    for w in workers:
+        w.join()
+    return threads * per_thread / (time.perf_counter() - start)
+
+
+class _Canned:
+    """An engine that answers everything with the same GetItem response."""
+
+    def handle(self, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+        import binascii
+
+        return 200, {"content-type": "application/x-amz-json-1.0", "x-amz-crc32": str(binascii.crc32(CANNED))}, CANNED
+
+
+@contextmanager
+def http_targets() -> Iterator[dict[str, str]]:
+    """Start the three HTTP targets; yield name -> URL."""
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request otherwise
+    embedded = EmbeddedEndpoint().start()
+    canned = EmbeddedEndpoint(engine=_Canned()).start()  # type: ignore[arg-type]
+    moto_server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    moto_server.start()
+    host, port = moto_server.get_host_and_port()
+    assert host == "127.0.0.1"
+    try:
+        yield {
+            "embedded": embedded.url,
+            "moto-server": f"http://{host}:{port}",
+            "canned": canned.url,
+        }
+    finally:
+        moto_server.stop()
+        canned.stop()
+        embedded.stop()
+
+
+def summarise(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered) * 1000, ordered[int(0.95 * (len(ordered) - 1))] * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=1000, help="GetItem calls per latency target")
+    parser.add_argument("--rounds", type=int, default=4, help="alternating latency rounds")
+    parser.add_argument("--threads", type=int, default=16)
+    parser.add_argument("--per-thread", type=int, default=60, help="calls per thread")
+    args = parser.parse_args()
+    began = time.perf_counter()
+
+    lat: dict[str, list[float]] = {}
+    tput: dict[str, float] = {}
+    with http_targets() as urls:
+        for name, url in urls.items():
+            if name != "canned":
+                prepare(url, f"bench-{name}")
+        per_round = max(1, args.calls // args.rounds)
+        for _ in range(args.rounds):
+            for name, url in urls.items():
+                lat.setdefault(name, []).extend(latencies(url, f"bench-{name}", per_round))
+        for name, url in urls.items():
+            tput[name] = throughput(url, f"bench-{name}", args.threads, args.per_thread)
+
+    from moto import mock_aws
+
+    with mock_aws():
+        prepare(None, "bench-mock")
+        lat["mock_aws"] = latencies(None, "bench-mock", per_round * args.rounds)
+        tput["mock_aws"] = throughput(None, "bench-mock", args.threads, args.per_thread)
+
+    print(
+        f"GetItem, {per_round * args.rounds} calls per target; "
+        f"{args.threads} threads x {args.per_thread} calls for throughput\n"
+    )
+    print(f"{'target':<12} {'median ms':>10} {'p95 ms':>8} {'req/s':>8}")
+    for name in ("embedded", "moto-server", "mock_aws", "canned"):
+        median, p95 = summarise(lat[name])
+        print(f"{name:<12} {median:>10.2f} {p95:>8.2f} {tput[name]:>8.0f}")
+    emb_median, _ = summarise(lat["embedded"])
+    print("\nembedded vs ...   latency ratio (theirs / ours)   throughput ratio (ours / theirs)")
+    for name in ("moto-server", "mock_aws", "canned"):
+        median, _ = summarise(lat[name])
+        print(f"  {name:<14} {median / emb_median:>14.2f}x {tput['embedded'] / tput[name]:>30.2f}x")
+    print(f"\n(took {time.perf_counter() - began:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
