@@ -1,0 +1,304 @@
+"""Invariant checks: a race's history and the table's final state, turned into findings.
+
+The uniqueness data model (see :mod:`labkit.constants`)::
+
+    PK                            SK       attributes
+    ACCT#<id>                     PROFILE  id, email, username, ...
+    UNIQ#EMAIL#<email>            LOCK     owner=<id>
+    UNIQ#HANDLE#<username>        LOCK     owner=<id>
+
+Values are compared exactly as stored: the writer normalises them (trim, case-fold)
+before it writes account and marker. Every check returns a DataFrame with one row per
+problem, so a lesson ends in ``assert findings.empty`` — or, before the fix, in
+``assert not findings.empty``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from boto3.dynamodb.types import TypeDeserializer
+
+from . import constants as C
+from .errors import ValidationError
+
+if TYPE_CHECKING:
+    from .backend import Connection
+
+#: Unique attribute -> marker namespace, as the uniqueness lesson protects them.
+DEFAULT_NAMESPACES: Mapping[str, str] = {"email": C.EMAIL_NAMESPACE, "username": C.HANDLE_NAMESPACE}
+#: Columns of :func:`check_uniqueness`'s findings.
+FINDING_COLUMNS = ("kind", "attribute", "value", "records", "detail")
+#: Operations that read an item, and that write one (for :func:`overwrites`).
+READ_OPERATIONS = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"})
+WRITE_OPERATIONS = frozenset(
+    {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
+)
+
+Items = pd.DataFrame | Iterable[Mapping[str, Any]]
+
+_deserializer = TypeDeserializer()
+
+
+# ---------------------------------------------------------------- the table's final state
+
+
+def _plain(value: Any) -> Any:
+    """Decimals as int when whole, else float; containers recursively."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, set):
+        return {_plain(v) for v in value}
+    return value
+
+
+def scan_items(conn: Connection, table: str | None = None) -> pd.DataFrame:
+    """Every item in the table (consistent, paginated scan) with plain Python values, PK/SK first."""
+    name = table or conn.table_name
+    pages = conn.client.get_paginator("scan").paginate(TableName=name, ConsistentRead=True)
+    rows = [
+        {k: _plain(_deserializer.deserialize(v)) for k, v in item.items()}
+        for page in pages
+        for item in page.get("Items", [])
+    ]
+    df = pd.DataFrame(rows)
+    rest = sorted(c for c in df.columns if c not in ("PK", "SK"))
+    df = df.reindex(columns=["PK", "SK", *rest])
+    return df.sort_values(["PK", "SK"], kind="stable").reset_index(drop=True)
+
+
+def _records(items: Items) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]]
+    if isinstance(items, pd.DataFrame):
+        rows = [{str(k): v for k, v in r.items()} for r in items.to_dict("records")]
+    else:
+        rows = [dict(item) for item in items]
+    out = []
+    for row in rows:
+        if not isinstance(row.get("PK"), str):
+            raise ValidationError(
+                f"item {row!r} has no string PK; pass scan_items(conn) or plain item dicts"
+            )
+        out.append({str(k): v for k, v in row.items() if not _missing(v)})
+    return out
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+# ---------------------------------------------------------------- counters
+
+
+def lost_updates(successes: int, final: int, initial: int = 0) -> int:
+    """Increments that reported success but are missing from the counter: successes - (final - initial)."""
+    for name, value in (("successes", successes), ("final", final), ("initial", initial)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValidationError(f"{name} must be an int, not {value!r}")
+    if successes < 0:
+        raise ValidationError(f"successes must be >= 0, not {successes}")
+    lost = successes - (final - initial)
+    if lost < 0:
+        raise ValidationError(
+            f"the counter moved by {final - initial} but only {successes} increments reported "
+            "success; count every increment that reached DynamoDB (a timed-out call may still "
+            "have been applied), or check `initial`"
+        )
+    return lost
+
+
+# ---------------------------------------------------------------- uniqueness
+
+
+def _accounts(rows: list[dict[str, Any]], prefix: str = C.ACCOUNT_PREFIX) -> list[dict[str, Any]]:
+    return [r for r in rows if r["PK"].startswith(prefix) and r.get("SK", C.ACCOUNT_SK) == C.ACCOUNT_SK]
+
+
+def _account_id(row: Mapping[str, Any], prefix: str = C.ACCOUNT_PREFIX) -> str:
+    return str(row["PK"][len(prefix):])
+
+
+def _markers(rows: list[dict[str, Any]], namespaces: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Marker rows, each with namespace, attribute and value parsed from its PK."""
+    attribute_of = {ns: attr for attr, ns in namespaces.items()}
+    out = []
+    for r in rows:
+        if not r["PK"].startswith(C.MARKER_PREFIX) or r.get("SK", C.MARKER_SK) != C.MARKER_SK:
+            continue
+        namespace, _, value = r["PK"][len(C.MARKER_PREFIX):].partition("#")
+        if namespace in attribute_of:
+            out.append({**r, "namespace": namespace, "attribute": attribute_of[namespace],
+                        "value": value})
+    return out
+
+
+def _check_namespaces(namespaces: Mapping[str, str]) -> None:
+    if not namespaces:
+        raise ValidationError("namespaces is empty; pass e.g. {'email': 'EMAIL'}")
+
+
+def several_owners(
+    items: Items, attribute: str = "email", record_prefix: str = C.ACCOUNT_PREFIX
+) -> pd.DataFrame:
+    """Values of ``attribute`` held by more than one record: attribute, value, records, count."""
+    holders: dict[Any, set[str]] = {}
+    for row in _records(items):
+        if row["PK"].startswith(record_prefix) and attribute in row:
+            holders.setdefault(row[attribute], set()).add(row["PK"])
+    rows = [
+        {"attribute": attribute, "value": value, "records": sorted(pks), "count": len(pks)}
+        for value, pks in holders.items()
+        if len(pks) > 1
+    ]
+    df = pd.DataFrame(rows, columns=["attribute", "value", "records", "count"])
+    return df.sort_values("value", kind="stable").reset_index(drop=True)
+
+
+def orphan_markers(
+    items: Items, namespaces: Mapping[str, str] = DEFAULT_NAMESPACES
+) -> pd.DataFrame:
+    """Markers whose owner account is gone or no longer holds that value."""
+    _check_namespaces(namespaces)
+    rows = _records(items)
+    accounts = {_account_id(a): a for a in _accounts(rows)}
+    found = []
+    for m in _markers(rows, namespaces):
+        owner = m.get("owner")
+        account = accounts.get(str(owner)) if owner is not None else None
+        if owner is None:
+            reason = "marker has no owner"
+        elif account is None:
+            reason = f"account {C.ACCOUNT_PREFIX}{owner} does not exist"
+        elif account.get(m["attribute"]) != m["value"]:
+            reason = f"account {C.ACCOUNT_PREFIX}{owner} holds {account.get(m['attribute'])!r}"
+        else:
+            continue
+        found.append({"marker": m["PK"], "namespace": m["namespace"], "attribute": m["attribute"],
+                      "value": m["value"], "owner": owner, "reason": reason})
+    columns = ["marker", "namespace", "attribute", "value", "owner", "reason"]
+    return pd.DataFrame(found, columns=columns).sort_values("marker").reset_index(drop=True)
+
+
+def missing_markers(
+    items: Items, namespaces: Mapping[str, str] = DEFAULT_NAMESPACES
+) -> pd.DataFrame:
+    """Accounts whose value has no marker owned by them."""
+    _check_namespaces(namespaces)
+    rows = _records(items)
+    markers = {(m["namespace"], m["value"]): m for m in _markers(rows, namespaces)}
+    found = []
+    for account in _accounts(rows):
+        me = _account_id(account)
+        for attribute, namespace in namespaces.items():
+            if attribute not in account:
+                continue
+            value = account[attribute]
+            marker = markers.get((namespace, value))
+            if marker is None:
+                reason = f"no marker {C.MARKER_PREFIX}{namespace}#{value}"
+            elif str(marker.get("owner")) != me:
+                reason = f"marker owned by {marker.get('owner')!r}"
+            else:
+                continue
+            found.append({"account": account["PK"], "attribute": attribute, "value": value,
+                          "namespace": namespace, "reason": reason})
+    columns = ["account", "attribute", "value", "namespace", "reason"]
+    return pd.DataFrame(found, columns=columns).sort_values(["account", "attribute"]).reset_index(
+        drop=True
+    )
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One broken invariant: its kind, the attribute and value involved, the records, a note."""
+
+    kind: str
+    attribute: str
+    value: Any
+    records: tuple[str, ...]
+    detail: str
+
+
+def findings_frame(findings: Iterable[Finding]) -> pd.DataFrame:
+    """Findings as a DataFrame with columns kind, attribute, value, records, detail."""
+    return pd.DataFrame([asdict(f) for f in findings], columns=list(FINDING_COLUMNS))
+
+
+def check_uniqueness(
+    items: Items, namespaces: Mapping[str, str] = DEFAULT_NAMESPACES
+) -> pd.DataFrame:
+    """Every uniqueness finding — kinds ``several_owners``, ``orphan_marker``, ``missing_marker``."""
+    _check_namespaces(namespaces)
+    rows = _records(items)
+    found: list[Finding] = []
+    for attribute in namespaces:
+        for d in several_owners(rows, attribute).to_dict("records"):
+            found.append(Finding("several_owners", attribute, d["value"], tuple(d["records"]),
+                                 f"{d['count']} accounts hold {attribute} {d['value']!r}"))
+    for d in orphan_markers(rows, namespaces).to_dict("records"):
+        found.append(Finding("orphan_marker", str(d["attribute"]), d["value"], (str(d["marker"]),),
+                             str(d["reason"])))
+    for d in missing_markers(rows, namespaces).to_dict("records"):
+        found.append(Finding("missing_marker", str(d["attribute"]), d["value"],
+                             (str(d["account"]),), str(d["reason"])))
+    return findings_frame(found)
+
+
+# ---------------------------------------------------------------- histories
+
+
+def overwrites(history: pd.DataFrame) -> pd.DataFrame:
+    """Lost-update shapes in a race history: a read, another actor's write, then the reader's write.
+
+    For every successful write by actor X to key K, take X's last successful read of K before
+    it; if another actor's successful write to K happened wholly between that read and X's
+    write, X wrote from a stale read and overwrote it. Keys are compared as the history
+    records them (PK/SK strings), so a Query read is only matched to a write of the same
+    string; calls that overlap in time are never counted. Columns: key, actor, read_seq,
+    write_seq, other_actor, other_seq.
+    """
+    needed = {"actor", "seq", "operation", "key", "start", "end", "outcome"}
+    if missing := needed - set(history.columns):
+        raise ValidationError(f"history lacks columns {sorted(missing)}; pass res.history")
+    calls = [c for c in history.to_dict("records") if c["outcome"] == "ok"]
+    reads = [c for c in calls if c["operation"] in READ_OPERATIONS]
+    writes = [c for c in calls if c["operation"] in WRITE_OPERATIONS]
+    found = []
+    for w in writes:
+        mine = [r for r in reads
+                if r["actor"] == w["actor"] and r["key"] == w["key"] and r["end"] <= w["start"]]
+        if not mine:
+            continue
+        read = max(mine, key=lambda r: r["end"])
+        for o in writes:
+            if (o["actor"] != w["actor"] and o["key"] == w["key"]
+                    and o["start"] >= read["end"] and o["end"] <= w["start"]):
+                found.append({"key": w["key"], "actor": w["actor"], "read_seq": int(read["seq"]),
+                              "write_seq": int(w["seq"]), "other_actor": o["actor"],
+                              "other_seq": int(o["seq"])})
+    columns = ["key", "actor", "read_seq", "write_seq", "other_actor", "other_seq"]
+    return pd.DataFrame(found, columns=columns)
+
+
+__all__ = [
+    "DEFAULT_NAMESPACES",
+    "FINDING_COLUMNS",
+    "Finding",
+    "check_uniqueness",
+    "findings_frame",
+    "lost_updates",
+    "missing_markers",
+    "orphan_markers",
+    "overwrites",
+    "scan_items",
+    "several_owners",
+]
