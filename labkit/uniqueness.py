@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 import pandas as pd
 from boto3.dynamodb.conditions import Attr, ConditionBase, ConditionExpressionBuilder
@@ -34,6 +34,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError, ConnectionClosedError
 
 from . import constants as C
+from . import invariants
 from .errors import (
     ConflictError,
     DynamoError,
@@ -48,6 +49,7 @@ from .errors import (
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
 else:
     DynamoDBClient = Any
 
@@ -128,8 +130,7 @@ def normalise_email(raw: str) -> str:
         raise ValidationError(f"email {raw!r} needs a domain with a dot, like lovelace.io; {hint}")
     if len(value) > C.MAX_EMAIL_LENGTH:
         raise ValidationError(
-            f"email is {len(value)} characters, over the {C.MAX_EMAIL_LENGTH} an address may have; "
-            + hint
+            f"email is {len(value)} characters, over the {C.MAX_EMAIL_LENGTH} an address may have; " + hint
         )
     return value
 
@@ -143,9 +144,7 @@ def normalise_value(field_name: str, raw: str, namespace: str) -> str:
     """Normalise one unique value and check that its marker key fits DynamoDB's limit."""
     value = normalise_email(raw) if field_name == "email" else normalise(raw)
     if not value:
-        raise ValidationError(
-            f"{field_name} is empty; choose a value such as 'ada'. Nothing was written"
-        )
+        raise ValidationError(f"{field_name} is empty; choose a value such as 'ada'. Nothing was written")
     key_bytes = len(marker_key(namespace, value)["PK"].encode("utf-8"))
     if key_bytes > C.MAX_PARTITION_KEY_BYTES:
         raise ValidationError(
@@ -295,18 +294,16 @@ def translate_error(exc: ClientError, slots: Sequence[_Slot], what: str) -> Labk
         )
     if code == "ResourceNotFoundException":
         return DynamoError(
-            f"{what}: the table does not exist ({message}); create it with labkit.ensure_table() "
-            "or setup_lab()",
+            f"{what}: the table does not exist ({message}); create it with labkit.ensure_table() or setup_lab()",
             code,
         )
     return DynamoError(f"{what} failed: {code}: {message}", code)
 
 
-def _transact(
-    client: DynamoDBClient, actions: list[dict[str, Any]], slots: list[_Slot], token: str, what: str
-) -> None:
+def _transact(client: DynamoDBClient, actions: list[dict[str, Any]], slots: list[_Slot], token: str, what: str) -> None:
     try:
-        client.transact_write_items(TransactItems=actions, ClientRequestToken=token)
+        items = cast("list[TransactWriteItemTypeDef]", actions)
+        client.transact_write_items(TransactItems=items, ClientRequestToken=token)
     except ClientError as exc:
         raise translate_error(exc, slots, what) from exc
 
@@ -335,9 +332,7 @@ class Registration:
 
     def marker_items(self) -> list[dict[str, str]]:
         """One marker per unique value, owned by this account."""
-        return [
-            marker_item(self.namespaces[f], f, v, self.account_id) for f, v in self.values.items()
-        ]
+        return [marker_item(self.namespaces[f], f, v, self.account_id) for f, v in self.values.items()]
 
     def transact_items(self, table: str) -> list[dict[str, Any]]:
         """The account Put and a marker Put per value, each guarded by attribute_not_exists(PK)."""
@@ -406,9 +401,7 @@ def prepare_registration(
 
 def taken_values(client: DynamoDBClient, table: str, registration: Registration) -> dict[str, str]:
     """Which of the registration's values already have a marker (one consistent BatchGet)."""
-    keys = {
-        marker_key(registration.namespaces[f], v)["PK"]: f for f, v in registration.values.items()
-    }
+    keys = {marker_key(registration.namespaces[f], v)["PK"]: f for f, v in registration.values.items()}
     request: dict[str, Any] = {
         table: {
             "Keys": [_typed({"PK": pk, "SK": C.MARKER_SK}) for pk in keys],
@@ -499,9 +492,7 @@ def lose_next_response(client: DynamoDBClient, operation: str = "TransactWriteIt
 # --- the anti-pattern, kept on purpose ---
 
 
-def email_in_use(
-    client: DynamoDBClient, table: str, email: str, *, read: Literal["index", "scan"] = "index"
-) -> bool:
+def email_in_use(client: DynamoDBClient, table: str, email: str, *, read: Literal["index", "scan"] = "index") -> bool:
     """Whether an account has this email: Query the GSI (eventually consistent), or Scan."""
     value = normalise_email(email)
     try:
@@ -573,9 +564,7 @@ def register_check_then_write(
 def get_account(client: DynamoDBClient, table: str, account_id: str) -> dict[str, Any] | None:
     """The account item (strongly consistent read), or None if there is none."""
     try:
-        out = client.get_item(
-            TableName=table, Key=_typed(account_key(account_id)), ConsistentRead=True
-        )
+        out = client.get_item(TableName=table, Key=_typed(account_key(account_id)), ConsistentRead=True)
     except ClientError as exc:
         raise translate_error(exc, [], f"reading account {account_id}") from exc
     item = out.get("Item")
@@ -732,9 +721,7 @@ def _frame(rows: list[dict[str, Any]], first: Sequence[str]) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     if frame.empty:
         return pd.DataFrame(columns=list(first))
-    cols = [c for c in first if c in frame.columns] + sorted(
-        c for c in frame.columns if c not in first
-    )
+    cols = [c for c in first if c in frame.columns] + sorted(c for c in frame.columns if c not in first)
     return frame[cols]
 
 
@@ -776,6 +763,209 @@ def table_items(client: DynamoDBClient, table: str) -> pd.DataFrame:
         raise translate_error(exc, [], f"scanning {table}") from exc
     frame = _frame(rows, ["PK", "SK", "id", "owner", "email", "username", "field", "value"])
     return frame.sort_values(["PK", "SK"], ignore_index=True) if not frame.empty else frame
+
+
+# --- audit and repair ---
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """What :func:`audit` found; each frame has one row per problem (from labkit.invariants)."""
+
+    orphan_markers: pd.DataFrame
+    missing_markers: pd.DataFrame
+    several_owners: pd.DataFrame
+    findings: pd.DataFrame
+
+    @property
+    def ok(self) -> bool:
+        """True when every marker has a live owner holding its value, and every value a marker."""
+        return bool(self.findings.empty)
+
+    def summary(self) -> str:
+        """One line per finding, or "audit: no findings"."""
+        if self.ok:
+            return "audit: no findings"
+        lines = [f"audit: {len(self.findings)} finding(s)"]
+        for row in self.findings.itertuples(index=False):
+            lines.append(f"  {row.kind}: {row.attribute} {row.value!r} — {row.detail}")
+        return "\n".join(lines)
+
+
+def audit(client: DynamoDBClient, table: str, *, fields: Mapping[str, str] = DEFAULT_FIELDS) -> AuditReport:
+    """Scan the table and report orphan markers, missing markers and values with several owners."""
+    check_fields(fields)
+    items = table_items(client, table)
+    if items.empty:
+        items = pd.DataFrame(columns=["PK", "SK"])
+    owners = [invariants.several_owners(items, f) for f in fields]
+    return AuditReport(
+        orphan_markers=invariants.orphan_markers(items, fields),
+        missing_markers=invariants.missing_markers(items, fields),
+        several_owners=pd.concat(owners, ignore_index=True) if owners else pd.DataFrame(),
+        findings=invariants.check_uniqueness(items, fields),
+    )
+
+
+@dataclass
+class RepairReport:
+    """What :func:`repair` did: markers deleted and created, and what it refused to touch."""
+
+    deleted: list[str] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
+    adopted: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        lines = [f"deleted orphan marker {pk}" for pk in self.deleted]
+        lines += [f"gave owner-less marker {pk} to the account holding its value" for pk in self.adopted]
+        lines += [f"created missing marker {pk}" for pk in self.created]
+        lines += [f"left alone: {c}" for c in self.conflicts]
+        return "\n".join(lines) or "nothing to repair"
+
+
+def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{str(k): v for k, v in row.items()} for row in frame.to_dict("records")]
+
+
+def repair(
+    client: DynamoDBClient,
+    table: str,
+    report: AuditReport | None = None,
+    *,
+    fields: Mapping[str, str] = DEFAULT_FIELDS,
+) -> RepairReport:
+    """Fix what an audit found, each fix its own guarded transaction; conflicts are reported.
+
+    An orphan marker is deleted only if it still has the owner the audit saw and that owner
+    still does not hold the value; an owner-less marker (like the article's) whose value one
+    account holds is given to that account instead. A missing marker is created
+    (attribute_not_exists) only while the account still holds the value; a marker owned by
+    someone else is never overwritten. Values with several owners are only reported.
+    """
+    check_fields(fields)
+    report = report if report is not None else audit(client, table, fields=fields)
+    done = RepairReport()
+    missing = _rows(report.missing_markers)
+    claimants: dict[str, list[Mapping[str, Any]]] = {}
+    for row in missing:
+        pk = marker_key(fields[str(row["attribute"])], str(row["value"]))["PK"]
+        claimants.setdefault(pk, []).append(row)
+    adopted: set[str] = set()
+    for row in _rows(report.orphan_markers):
+        pk = str(row["marker"])
+        if not isinstance(row.get("owner"), str) and len(claimants.get(pk, [])) == 1:
+            if _adopt(client, table, pk, claimants[pk][0], done):
+                adopted.add(pk)
+            continue
+        _repair_orphan(client, table, row, done)
+    for row in missing:
+        pk = marker_key(fields[str(row["attribute"])], str(row["value"]))["PK"]
+        if pk not in adopted:
+            _repair_missing(client, table, row, fields, done)
+    for row in _rows(report.several_owners):
+        done.conflicts.append(
+            f"{row['attribute']} {row['value']!r} is held by {', '.join(row['records'])}; "
+            "decide which account keeps it, then change the others"
+        )
+    return done
+
+
+def _adopt(client: DynamoDBClient, table: str, pk: str, claimant: Mapping[str, Any], done: RepairReport) -> bool:
+    """Give an owner-less marker to the one account holding its value (no unprotected gap)."""
+    attribute, value = str(claimant["attribute"]), str(claimant["value"])
+    account_id = str(claimant["account"])[len(C.ACCOUNT_PREFIX) :]
+    cond = _condition(Attr("owner").not_exists())
+    actions: list[dict[str, Any]] = [
+        {
+            "Update": {
+                "TableName": table,
+                "Key": _typed({"PK": pk, "SK": C.MARKER_SK}),
+                "UpdateExpression": "SET #o = :owner, #f = :field, #v = :value",
+                "ConditionExpression": cond["ConditionExpression"],
+                "ExpressionAttributeNames": {
+                    **cond["ExpressionAttributeNames"],
+                    "#o": "owner",
+                    "#f": "field",
+                    "#v": "value",
+                },
+                "ExpressionAttributeValues": _typed({":owner": account_id, ":field": attribute, ":value": value}),
+            }
+        },
+        {
+            "ConditionCheck": {
+                "TableName": table,
+                "Key": _typed(account_key(account_id)),
+                **_condition(Attr(attribute).eq(value)),
+            }
+        },
+    ]
+    slots = [_Slot("check", f"marker {pk} without owner"), _Slot("check", f"account {account_id} holding {value!r}")]
+    try:
+        _transact(client, actions, slots, check_token(None), f"adopting marker {pk}")
+    except (ConflictError, TransactionCancelled) as exc:
+        done.conflicts.append(str(exc))
+        return False
+    done.adopted.append(pk)
+    return True
+
+
+def _repair_orphan(client: DynamoDBClient, table: str, row: Mapping[str, Any], done: RepairReport) -> None:
+    pk, owner = str(row["marker"]), row.get("owner")
+    key = {"PK": pk, "SK": C.MARKER_SK}
+    has_owner = isinstance(owner, str) and owner != ""
+    guard = Attr("owner").eq(owner) if has_owner else Attr("owner").not_exists()
+    actions: list[dict[str, Any]] = [{"Delete": {"TableName": table, "Key": _typed(key), **_condition(guard)}}]
+    slots = [_Slot("check", f"marker {pk} with owner {owner!r}")]
+    if has_owner:
+        still_free = Attr("PK").not_exists() | Attr(str(row["attribute"])).ne(row["value"])
+        actions.append(
+            {"ConditionCheck": {"TableName": table, "Key": _typed(account_key(str(owner))), **_condition(still_free)}}
+        )
+        slots.append(_Slot("check", f"account {owner} not holding {row['value']!r}"))
+    try:
+        _transact(client, actions, slots, check_token(None), f"deleting orphan marker {pk}")
+    except (ConflictError, TransactionCancelled) as exc:
+        done.conflicts.append(str(exc))
+    else:
+        done.deleted.append(pk)
+
+
+def _repair_missing(
+    client: DynamoDBClient,
+    table: str,
+    row: Mapping[str, Any],
+    fields: Mapping[str, str],
+    done: RepairReport,
+) -> None:
+    account_pk, attribute, value = str(row["account"]), str(row["attribute"]), str(row["value"])
+    account_id = account_pk[len(C.ACCOUNT_PREFIX) :]
+    item = marker_item(fields[attribute], attribute, value, account_id)
+    actions: list[dict[str, Any]] = [
+        {"Put": {"TableName": table, "Item": _typed(item), "ConditionExpression": "attribute_not_exists(PK)"}},
+        {
+            "ConditionCheck": {
+                "TableName": table,
+                "Key": _typed(account_key(account_id)),
+                **_condition(Attr(attribute).eq(value)),
+            }
+        },
+    ]
+    slots = [
+        _Slot("claim", f"{attribute} marker", attribute, value),
+        _Slot("check", f"account {account_id} holding {value!r}"),
+    ]
+    try:
+        _transact(client, actions, slots, check_token(None), f"creating marker {item['PK']}")
+    except ValueTaken:
+        done.conflicts.append(
+            f"{item['PK']} belongs to another owner; not overwritten — change {account_pk}'s "
+            f"{attribute} or decide who keeps it"
+        )
+    except (ConflictError, TransactionCancelled) as exc:
+        done.conflicts.append(str(exc))
+    else:
+        done.created.append(item["PK"])
 
 
 # --- the seed's transaction, as written ---

@@ -36,11 +36,7 @@ def keys(tconn: Connection) -> list[str]:
 
 
 def accounts_with_email(tconn: Connection, email: str) -> int:
-    return sum(
-        1
-        for row in items(tconn)
-        if str(row["PK"]).startswith("ACCT#") and row.get("email") == email
-    )
+    return sum(1 for row in items(tconn) if str(row["PK"]).startswith("ACCT#") and row.get("email") == email)
 
 
 def counting_client(tconn: Connection) -> tuple[Any, list[str]]:
@@ -182,16 +178,10 @@ def test_register__check_first_and_value_taken__raises_before_writing(tconn: Con
 def test_register__custom_fields__uses_configured_namespaces(tconn: Connection) -> None:
     """A field -> namespace map decides which attributes are unique and their marker keys."""
     fields = {"email": "EMAIL", "phone": "PHONE"}
-    reg = u.register(
-        tconn.client, tconn.table_name, email=ADA, phone="+44 20 7946 0000", fields=fields
-    )
-    assert keys(tconn) == sorted(
-        [f"ACCT#{reg.account_id}", f"UNIQ#EMAIL#{ADA}", "UNIQ#PHONE#+44 20 7946 0000"]
-    )
+    reg = u.register(tconn.client, tconn.table_name, email=ADA, phone="+44 20 7946 0000", fields=fields)
+    assert keys(tconn) == sorted([f"ACCT#{reg.account_id}", f"UNIQ#EMAIL#{ADA}", "UNIQ#PHONE#+44 20 7946 0000"])
     with pytest.raises(ValueTaken) as info:
-        u.register(
-            tconn.client, tconn.table_name, email="b@b.io", phone="+44 20 7946 0000", fields=fields
-        )
+        u.register(tconn.client, tconn.table_name, email="b@b.io", phone="+44 20 7946 0000", fields=fields)
     assert info.value.fields == {"phone": "+44 20 7946 0000"}
 
 
@@ -199,9 +189,7 @@ def test_register__existing_account_id__raises_transaction_conflict(tconn: Conne
     """Slot 0 (the account) failing means the id exists: a conflict, not a taken value."""
     reg = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
     with pytest.raises(TransactionConflict, match="already exists") as info:
-        u.register(
-            tconn.client, tconn.table_name, email="b@b.io", username="b", account_id=reg.account_id
-        )
+        u.register(tconn.client, tconn.table_name, email="b@b.io", username="b", account_id=reg.account_id)
     assert info.value.reason_codes[0] == "ConditionalCheckFailed"
 
 
@@ -210,9 +198,7 @@ def test_register__existing_account_id__raises_transaction_conflict(tconn: Conne
 
 def cancelled(*codes: str) -> ClientError:
     """A TransactionCanceledException shaped as DynamoDB documents it."""
-    reasons = [
-        {"Code": c, "Message": f"{c} message"} if c != "None" else {"Code": c} for c in codes
-    ]
+    reasons = [{"Code": c, "Message": f"{c} message"} if c != "None" else {"Code": c} for c in codes]
     return ClientError(
         {
             "Error": {
@@ -232,9 +218,7 @@ def slots() -> list[Any]:
 
 def test_translate_error__transaction_conflict__is_a_retryable_conflict_error() -> None:
     """TransactionConflict in any slot -> ConflictError (retryable) with reasons in order."""
-    err = u.translate_error(
-        cancelled("None", "TransactionConflict", "None"), slots(), "registering"
-    )
+    err = u.translate_error(cancelled("None", "TransactionConflict", "None"), slots(), "registering")
     assert isinstance(err, ConflictError) and isinstance(err, TransactionCancelled)
     assert not isinstance(err, ValueTaken)
     assert err.reason_codes == ("None", "TransactionConflict", "None")
@@ -256,9 +240,7 @@ def test_translate_error__reasons_only_in_message__are_parsed_in_order() -> None
 
 def test_translate_error__other_code__is_dynamo_error_with_code() -> None:
     """Any other DynamoDB error keeps its code."""
-    exc = ClientError(
-        {"Error": {"Code": "ThrottlingException", "Message": "slow down"}}, "TransactWriteItems"
-    )
+    exc = ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow down"}}, "TransactWriteItems")
     err = u.translate_error(exc, [], "registering")
     assert type(err) is DynamoError and err.code == "ThrottlingException"
 
@@ -308,11 +290,7 @@ def test_registration__without_token__gets_a_fresh_uuid_token() -> None:
     """Each prepared registration carries its own 36-character token."""
     a = u.prepare_registration(email=ADA, username="ada")
     b = u.prepare_registration(email=ADA, username="ada")
-    assert (
-        a.token != b.token
-        and len(a.token) == 36
-        and a.request("t")["ClientRequestToken"] == a.token
-    )
+    assert a.token != b.token and len(a.token) == 36 and a.request("t")["ClientRequestToken"] == a.token
 
 
 # --- lifecycle ---
@@ -324,13 +302,9 @@ def test_change_email__free_value__moves_the_marker_and_updates_the_account(
     """New marker claimed, old marker released, account updated — together."""
     reg = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
     assert u.change_email(tconn.client, tconn.table_name, reg.account_id, "Ada@Babbage.io") is True
-    assert keys(tconn) == sorted(
-        [f"ACCT#{reg.account_id}", "UNIQ#EMAIL#ada@babbage.io", "UNIQ#HANDLE#ada"]
-    )
+    assert keys(tconn) == sorted([f"ACCT#{reg.account_id}", "UNIQ#EMAIL#ada@babbage.io", "UNIQ#HANDLE#ada"])
     assert accounts_with_email(tconn, "ada@babbage.io") == 1
-    u.register(
-        tconn.client, tconn.table_name, email=ADA, username="countess"
-    )  # old email is free again
+    u.register(tconn.client, tconn.table_name, email=ADA, username="countess")  # old email is free again
 
 
 def test_change_email__taken__raises_value_taken_and_changes_nothing(tconn: Connection) -> None:
@@ -357,17 +331,13 @@ def test_change_username__free_value__moves_the_handle_marker(tconn: Connection)
     """Usernames follow the same lifecycle as emails."""
     reg = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
     assert u.change_username(tconn.client, tconn.table_name, reg.account_id, "Countess") is True
-    assert keys(tconn) == sorted(
-        [f"ACCT#{reg.account_id}", f"UNIQ#EMAIL#{ADA}", "UNIQ#HANDLE#countess"]
-    )
+    assert keys(tconn) == sorted([f"ACCT#{reg.account_id}", f"UNIQ#EMAIL#{ADA}", "UNIQ#HANDLE#countess"])
 
 
 def test_change_email__old_marker_missing__raises_transaction_conflict(tconn: Connection) -> None:
     """If the old marker is not this account's, the guarded Delete cancels the whole change."""
     reg = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
-    tconn.client.delete_item(
-        TableName=tconn.table_name, Key={"PK": {"S": f"UNIQ#EMAIL#{ADA}"}, "SK": {"S": "LOCK"}}
-    )
+    tconn.client.delete_item(TableName=tconn.table_name, Key={"PK": {"S": f"UNIQ#EMAIL#{ADA}"}, "SK": {"S": "LOCK"}})
     with pytest.raises(TransactionConflict, match="audit") as info:
         u.change_email(tconn.client, tconn.table_name, reg.account_id, "new@lovelace.io")
     assert info.value.reason_codes == ("None", "ConditionalCheckFailed", "None")
@@ -452,8 +422,9 @@ def test_register__sixteen_threads_same_email__one_winner_fifteen_value_taken(
     assert other == [] and len(won) == 1 and len(taken) == n - 1
     assert all(exc.fields == {"email": ADA} for exc in taken)
     markers = [row for row in items(tconn) if str(row["PK"]).startswith("UNIQ#")]
-    assert len(markers) == 2 and {m["owner"] for m in markers} == {won[0]}  # no orphan markers
+    assert len(markers) == 2 and {m["owner"] for m in markers} == {won[0]}
     assert accounts_with_email(tconn, ADA) == 1
+    assert u.audit(tconn.client, tconn.table_name).orphan_markers.empty
 
 
 def test_change_email__two_accounts_race_for_one_email__one_wins_loser_keeps_old_marker(
@@ -477,9 +448,7 @@ def test_change_email__two_accounts_race_for_one_email__one_wins_loser_keeps_old
     by_key = {row["PK"]: row for row in items(tconn)}
     assert by_key["UNIQ#EMAIL#b@b.io"]["owner"] == b.account_id
     assert by_key[f"ACCT#{b.account_id}"]["email"] == "b@b.io"
-    assert (
-        by_key["UNIQ#EMAIL#new@x.io"]["owner"] == a.account_id and "UNIQ#EMAIL#a@a.io" not in by_key
-    )
+    assert by_key["UNIQ#EMAIL#new@x.io"]["owner"] == a.account_id and "UNIQ#EMAIL#a@a.io" not in by_key
 
 
 def two_signups(tconn: Connection, sign_up: Callable[[Any, str], Any]) -> Any:
@@ -488,9 +457,7 @@ def two_signups(tconn: Connection, sign_up: Callable[[Any, str], Any]) -> Any:
 
     def setup() -> None:
         for row in items(tconn):
-            tconn.client.delete_item(
-                TableName=table, Key={"PK": {"S": row["PK"]}, "SK": {"S": row["SK"]}}
-            )
+            tconn.client.delete_item(TableName=table, Key={"PK": {"S": row["PK"]}, "SK": {"S": row["SK"]}})
 
     return all_interleavings(
         {"A": lambda c: sign_up(c, "ada"), "B": lambda c: sign_up(c, "countess")},
@@ -501,15 +468,11 @@ def two_signups(tconn: Connection, sign_up: Callable[[Any, str], Any]) -> Any:
 
 
 @pytest.mark.parametrize("read", ["index", "scan"])
-def test_register_check_then_write__all_orders__duplicates_in_four_of_six(
-    tconn: Connection, read: str
-) -> None:
+def test_register_check_then_write__all_orders__duplicates_in_four_of_six(tconn: Connection, read: str) -> None:
     """Read-then-write: every order where both reads precede both writes gives two accounts."""
     table = two_signups(
         tconn,
-        lambda c, name: u.register_check_then_write(
-            c, tconn.table_name, email=ADA, username=name, read=read
-        ),  # type: ignore[arg-type]
+        lambda c, name: u.register_check_then_write(c, tconn.table_name, email=ADA, username=name, read=read),  # type: ignore[arg-type]
     )
     duplicated = set(table.loc[table["accounts"] > 1, "order"])
     assert duplicated == {"A B A B", "A B B A", "B A A B", "B A B A"}
@@ -540,9 +503,7 @@ def test_account_items__shows_the_account_and_its_markers_side_by_side(tconn: Co
 def test_account_items__missing_marker__shows_present_false(tconn: Connection) -> None:
     """A marker lost by a bad delete shows up as a row with present=False."""
     reg = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
-    tconn.client.delete_item(
-        TableName=tconn.table_name, Key={"PK": {"S": "UNIQ#HANDLE#ada"}, "SK": {"S": "LOCK"}}
-    )
+    tconn.client.delete_item(TableName=tconn.table_name, Key={"PK": {"S": "UNIQ#HANDLE#ada"}, "SK": {"S": "LOCK"}})
     frame = u.account_items(tconn.client, tconn.table_name, reg.account_id)
     assert list(frame["present"]) == [True, True, False]
 
@@ -559,7 +520,93 @@ def test_seed_transaction__sent_as_written__writes_its_three_items(tconn: Connec
 def test_seed_transaction__table_name__is_substituted_everywhere() -> None:
     """Every action targets the given table; the rest is the article's request unchanged."""
     request = u.seed_transaction("labkit-x")
-    assert [next(iter(a.values()))["TableName"] for a in request["TransactItems"]] == [
-        "labkit-x"
-    ] * 3
+    assert [next(iter(a.values()))["TableName"] for a in request["TransactItems"]] == ["labkit-x"] * 3
     assert request["TransactItems"][1]["Put"]["Item"]["PK"] == {"S": f"UNIQ#EMAIL#{ADA}"}
+
+
+# --- audit and repair ---
+
+
+def drop(tconn: Connection, pk: str, sk: str) -> None:
+    """Delete one item behind labkit's back (the bug the audit exists for)."""
+    tconn.client.delete_item(TableName=tconn.table_name, Key={"PK": {"S": pk}, "SK": {"S": sk}})
+
+
+def test_audit__healthy_table__finds_nothing(tconn: Connection) -> None:
+    """Registered, changed and deleted accounts leave no finding."""
+    a = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
+    b = u.register(tconn.client, tconn.table_name, email="b@b.io", username="b")
+    u.change_email(tconn.client, tconn.table_name, a.account_id, "new@lovelace.io")
+    u.delete_account(tconn.client, tconn.table_name, b.account_id)
+    report = u.audit(tconn.client, tconn.table_name)
+    assert report.ok and report.findings.empty and report.summary() == "audit: no findings"
+
+
+def test_audit__account_deleted_without_its_markers__finds_two_orphans(tconn: Connection) -> None:
+    """Deleting only the account strands both markers; the audit names them."""
+    a = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
+    drop(tconn, f"ACCT#{a.account_id}", "PROFILE")
+    report = u.audit(tconn.client, tconn.table_name)
+    assert not report.ok
+    assert list(report.orphan_markers["marker"]) == [f"UNIQ#EMAIL#{ADA}", "UNIQ#HANDLE#ada"]
+
+
+def test_audit__marker_deleted__finds_missing_marker(tconn: Connection) -> None:
+    """An account whose value has no marker is reported as missing_marker."""
+    a = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
+    drop(tconn, "UNIQ#HANDLE#ada", "LOCK")
+    report = u.audit(tconn.client, tconn.table_name)
+    assert list(report.missing_markers["account"]) == [f"ACCT#{a.account_id}"]
+    assert list(report.missing_markers["attribute"]) == ["username"]
+
+
+def test_repair__orphan_and_missing_markers__fixes_both(tconn: Connection) -> None:
+    """Orphans are deleted, missing markers created; afterwards the audit is clean."""
+    a = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
+    b = u.register(tconn.client, tconn.table_name, email="b@b.io", username="b")
+    drop(tconn, f"ACCT#{a.account_id}", "PROFILE")
+    drop(tconn, "UNIQ#EMAIL#b@b.io", "LOCK")
+    done = u.repair(tconn.client, tconn.table_name)
+    assert done.deleted == [f"UNIQ#EMAIL#{ADA}", "UNIQ#HANDLE#ada"]
+    assert done.created == ["UNIQ#EMAIL#b@b.io"] and done.conflicts == []
+    assert u.audit(tconn.client, tconn.table_name).ok
+    assert keys(tconn) == sorted([f"ACCT#{b.account_id}", "UNIQ#EMAIL#b@b.io", "UNIQ#HANDLE#b"])
+
+
+def test_repair__orphan_whose_owner_took_the_value_back__is_not_deleted(tconn: Connection) -> None:
+    """A stale report cannot delete a marker its owner holds again: the guard refuses."""
+    a = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
+    account = u.get_account(tconn.client, tconn.table_name, a.account_id)
+    drop(tconn, f"ACCT#{a.account_id}", "PROFILE")
+    stale = u.audit(tconn.client, tconn.table_name)
+    tconn.client.put_item(TableName=tconn.table_name, Item={k: {"S": str(v)} for k, v in (account or {}).items()})
+    done = u.repair(tconn.client, tconn.table_name, stale)
+    assert done.deleted == [] and len(done.conflicts) == 2
+    assert u.audit(tconn.client, tconn.table_name).ok
+
+
+def test_repair__missing_marker_held_by_another__reports_and_does_not_overwrite(tconn: Connection) -> None:
+    """Two accounts on one email (check-then-write): the marker stays with its owner, a conflict is reported."""
+    a = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
+    dup = u.register_check_then_write(tconn.client, tconn.table_name, email="x@x.io", username="ada2")
+    tconn.client.update_item(
+        TableName=tconn.table_name,
+        Key={"PK": {"S": f"ACCT#{dup}"}, "SK": {"S": "PROFILE"}},
+        UpdateExpression="SET email = :e",
+        ExpressionAttributeValues={":e": {"S": ADA}},
+    )
+    report = u.audit(tconn.client, tconn.table_name)
+    done = u.repair(tconn.client, tconn.table_name, report)
+    assert set(report.findings["kind"]) >= {"several_owners", "missing_marker"}
+    assert f"UNIQ#EMAIL#{ADA}" not in done.created
+    assert any("held by" in c for c in done.conflicts) and any("not overwritten" in c for c in done.conflicts)
+    assert {row["PK"]: row for row in items(tconn)}[f"UNIQ#EMAIL#{ADA}"]["owner"] == a.account_id
+
+
+def test_repair__seed_locks_without_owner__are_given_to_their_account(tconn: Connection) -> None:
+    """The article's locks carry no owner; repair adopts them instead of deleting and re-creating."""
+    u.send_seed_transaction(tconn.client, tconn.table_name)
+    assert {"orphan_marker", "missing_marker"} <= set(u.audit(tconn.client, tconn.table_name).findings["kind"])
+    done = u.repair(tconn.client, tconn.table_name)
+    assert done.adopted == [f"UNIQ#EMAIL#{ADA}", "UNIQ#HANDLE#ada"] and done.deleted == []
+    assert u.audit(tconn.client, tconn.table_name).ok
