@@ -34,6 +34,7 @@ from moto.dynamodb.exceptions import (
     ConditionalCheckFailed,
     MockValidationException,
     MultipleTransactionsException,
+    ResourceNotFoundException,
     TooManyTransactionsException,
     TransactionCanceledException,
     TransactWriteSingleOpException,
@@ -281,8 +282,8 @@ class _Backend:
                         raise ConditionalCheckFailed(item=old)
                 plan.append((op_type, op, table, hash_value, range_value, key))
                 reasons.append((None, None, None))
-            except (MultipleTransactionsException, MockValidationException):
-                raise
+            except (MultipleTransactionsException, MockValidationException, ResourceNotFoundException):
+                raise  # DynamoDB rejects the whole request for these, with no reasons
             except ConditionalCheckFailed as exc:
                 reasons.append(("ConditionalCheckFailed", str(exc.message), old))
             except Exception as exc:
@@ -290,9 +291,7 @@ class _Backend:
         if any(code is not None for code, _, _ in reasons):
             raise TransactionCanceledException(reasons)
 
-        saved = [
-            (table, h, r, copy.deepcopy(table.get_item(h, r))) for _, _, table, h, r, _ in plan
-        ]
+        saved = [(table, h, r, copy.deepcopy(table.get_item(h, r))) for _, _, table, h, r, _ in plan]
         try:
             for op_type, op, table, _, _, key in plan:
                 names = op.get("ExpressionAttributeNames")
@@ -316,10 +315,13 @@ class _Backend:
 
 
 def _key_of(table: Any, item: Mapping[str, Any]) -> dict[str, Any]:
-    key = {table.hash_key_attr: item[table.hash_key_attr]}
-    if table.range_key_attr is not None:
-        key[table.range_key_attr] = item[table.range_key_attr]
-    return key
+    names = [table.hash_key_attr] + ([table.range_key_attr] if table.range_key_attr else [])
+    for name in names:
+        if name not in item:
+            raise MockValidationException(
+                f"One or more parameter values were invalid: Missing the key {name} in the item"
+            )
+    return {name: item[name] for name in names}
 
 
 class _Handler(DynamoHandler):
@@ -371,13 +373,7 @@ class MotoCore:
         """
         method = FAST_OPERATIONS.get(operation)
         who = self.who(headers)
-        if (
-            method is None
-            or params is None
-            or who is None
-            or "content-encoding" in headers
-            or _BINARY.search(body)
-        ):
+        if method is None or params is None or who is None or "content-encoding" in headers or _BINARY.search(body):
             return self.full_dispatch(headers, body, finish)
         handler = self._handler()
         handler.body = handler.params = params
@@ -394,9 +390,7 @@ class MotoCore:
         payload = result.result
         return response(200, finish(payload) if finish is not None else payload)
 
-    def full_dispatch(
-        self, headers: dict[str, str], body: bytes, finish: Finish | None = None
-    ) -> Response:
+    def full_dispatch(self, headers: dict[str, str], body: bytes, finish: Finish | None = None) -> Response:
         """moto's own request handling (werkzeug Request, botocore parser and serializer)."""
         request = Request.from_primitives("POST", "http://127.0.0.1/", headers, body)
         status, resp_headers, resp_body = self._handler.dispatch(request)
@@ -404,11 +398,12 @@ class MotoCore:
             resp_body = resp_body.encode("utf-8")
         if finish is not None and int(status) == 200:
             return response(200, finish(json.loads(resp_body or b"{}")))
-        return int(status), {k: str(v) for k, v in resp_headers.items()}, resp_body
+        # the HTTP server writes its own date and server headers
+        skip = {"date", "server", "status"}
+        kept = {k: str(v) for k, v in resp_headers.items() if k.lower() not in skip}
+        return int(status), kept, resp_body
 
-    def item(
-        self, who: tuple[str, str], table_name: str, key: Mapping[str, Any]
-    ) -> WireItem | None:
+    def item(self, who: tuple[str, str], table_name: str, key: Mapping[str, Any]) -> WireItem | None:
         """The stored item at ``key`` (None if absent, or if the table or key is not valid)."""
         try:
             real = dynamodb_backends[who[0]][who[1]]
@@ -424,14 +419,12 @@ class MotoCore:
         except Exception:
             return None
 
-    def key_of(
-        self, who: tuple[str, str], table_name: str, item: Mapping[str, Any]
-    ) -> dict[str, Any]:
+    def key_of(self, who: tuple[str, str], table_name: str, item: Mapping[str, Any]) -> dict[str, Any]:
         """The primary key of ``item`` in ``table_name`` (empty if it cannot be found)."""
         table = self.table(who, table_name)
         try:
             return _key_of(table, item) if table is not None else {}
-        except KeyError:
+        except MockValidationException:
             return {}
 
     def take_reads(self, who: tuple[str, str]) -> list[tuple[str, str | None, list[WireItem]]]:

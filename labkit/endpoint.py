@@ -56,9 +56,7 @@ class DynamoEngine:
         with self.lock:
             return self._apply(operation, params, headers, body)
 
-    def _apply(
-        self, operation: str, params: dict[str, Any] | None, headers: dict[str, str], body: bytes
-    ) -> Response:
+    def _apply(self, operation: str, params: dict[str, Any] | None, headers: dict[str, str], body: bytes) -> Response:
         from ._moto_fast import error_response, response
 
         who = self.core.who(headers)
@@ -97,9 +95,7 @@ def _json_object(body: bytes) -> dict[str, Any] | None:
     return params if isinstance(params, dict) else None
 
 
-def _action_keys(
-    core: Any, who: tuple[str, str], params: dict[str, Any]
-) -> tuple[tuple[str, str], ...]:
+def _action_keys(core: Any, who: tuple[str, str], params: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     keys = []
     for action in params.get("TransactItems", []):
         ((_, body),) = action.items()
@@ -124,11 +120,19 @@ class _App:
             if not message.get("more_body"):
                 break
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-        status, resp_headers, body = self.engine.handle(headers, b"".join(chunks))
+        try:
+            status, resp_headers, body = self.engine.handle(headers, b"".join(chunks))
+        except Exception as exc:  # a bug in labkit or moto: answer in DynamoDB's shape, keep serving
+            from ._moto_fast import error_response
+
+            status, resp_headers, body = error_response(
+                "InternalServerError",
+                f"labkit's embedded endpoint failed on this request ({type(exc).__name__}: {exc}); "
+                "please report it with the request that caused it",
+                status=500,
+            )
         raw_headers = [
-            (k.encode("latin-1"), v.encode("latin-1"))
-            for k, v in resp_headers.items()
-            if k.lower() != "content-length"
+            (k.encode("latin-1"), v.encode("latin-1")) for k, v in resp_headers.items() if k.lower() != "content-length"
         ]
         # An explicit length: otherwise uvicorn answers chunked, in two writes, ~2 ms slower.
         raw_headers.append((b"content-length", str(len(body)).encode("ascii")))
@@ -164,9 +168,7 @@ class EmbeddedEndpoint:
     ...     boto3.client("dynamodb", endpoint_url=ep.url, ...)
     """
 
-    def __init__(
-        self, port: int = 0, engine: DynamoEngine | None = None, *, host: str = LOOPBACK
-    ) -> None:
+    def __init__(self, port: int = 0, engine: DynamoEngine | None = None, *, host: str = LOOPBACK) -> None:
         self.engine = engine or DynamoEngine()
         self._requested_port = port
         self._server: Any = None
