@@ -1,0 +1,174 @@
+"""Pictures: timeline lanes and bars, the sweep plot, the outcome grid and table styling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+
+from labkit.backend import Connection  # noqa: E402
+from labkit.errors import ValidationError  # noqa: E402
+from labkit.plots import (  # noqa: E402
+    BAD_COLOR,
+    GOOD_COLOR,
+    detected_marks,
+    outcome_css,
+    outcome_heatmap,
+    style_outcomes,
+    sweep_plot,
+    timeline,
+)
+from labkit.races import HISTORY_COLUMNS, Interleaving, run_interleaving  # noqa: E402
+
+KEY = {"PK": {"S": "COUNTER"}, "SK": {"S": "C"}}
+
+
+def bars(fig: Figure) -> list[Rectangle]:
+    ax = fig.axes[0]
+    return [p for c in ax.containers for p in c]  # type: ignore[attr-defined]
+
+
+def rmw_race(tconn: Connection, order: str) -> Interleaving:
+    table = tconn.table_name
+    tconn.client.put_item(TableName=table, Item={**KEY, "n": {"N": "0"}})
+
+    def rmw(client: Any) -> None:
+        n = int(client.get_item(TableName=table, Key=KEY, ConsistentRead=True)["Item"]["n"]["N"])
+        client.put_item(TableName=table, Item={**KEY, "n": {"N": str(n + 1)}})
+
+    return run_interleaving({"A": rmw, "B": rmw}, order, conn=tconn)
+
+
+def fake_history() -> pd.DataFrame:
+    rows = [
+        ("A", 0, 0, "GetItem", 0.000, 0.002, "ok"),
+        ("B", 0, 1, "GetItem", 0.002, 0.004, "ok"),
+        ("C", 0, 2, "GetItem", 0.004, 0.006, "ok"),
+        ("A", 1, 3, "UpdateItem", 0.006, 0.008, "ok"),
+        ("B", 1, 4, "UpdateItem", 0.008, 0.010, "ConditionalCheckFailedException"),
+    ]
+    return pd.DataFrame(
+        [{"actor": a, "seq": s, "turn": t, "operation": op, "key": "K", "start": t0, "end": t1,
+          "outcome": out, "retries": 0} for a, s, t, op, t0, t1, out in rows],
+        columns=list(HISTORY_COLUMNS),
+    )
+
+
+def test_timeline__abab_race__two_lanes_four_bars_stale_read_and_overwrite_marked(
+    tconn: Connection,
+) -> None:
+    """A forced ABAB lost update draws 2 lanes, 4 bars, and marks B's stale read and overwrite."""
+    res = rmw_race(tconn, "ABAB")
+    fig = timeline(res)
+    ax = fig.axes[0]
+    assert isinstance(fig, Figure)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["actor A", "actor B"]
+    assert len(bars(fig)) == 4
+    labels = [t.get_text() for t in ax.texts]
+    assert labels.count("GetItem") == 2 and labels.count("PutItem") == 2
+    assert detected_marks(res.history) == {("B", 0): "stale read", ("B", 1): "overwrites A"}
+    notes = [a.get_text() for a in ax.texts if a.get_text() in ("stale read", "overwrites A")]
+    assert sorted(notes) == ["overwrites A", "stale read"]
+    assert sum(1 for b in bars(fig) if b.get_hatch()) == 2
+
+
+def test_timeline__serial_order__marks_nothing(tconn: Connection) -> None:
+    """AABB loses nothing, so nothing is marked."""
+    fig = timeline(rmw_race(tconn, "AABB"))
+    assert len(bars(fig)) == 4
+    assert not any(b.get_hatch() for b in bars(fig))
+
+
+def test_timeline__history_frame_and_explicit_marks__lanes_bars_and_error_colour() -> None:
+    """A bare history works too; explicit marks win over detection; errors are red."""
+    fig = timeline(fake_history(), marks={("C", 0): "the read that matters"})
+    ax = fig.axes[0]
+    assert len(ax.get_yticks()) == 3
+    assert len(bars(fig)) == 5
+    hatched = [b for b in bars(fig) if b.get_hatch()]
+    assert len(hatched) == 1
+    assert "the read that matters" in [t.get_text() for t in ax.texts]
+    assert "UpdateItem\nConditionalCheckFailed" in [t.get_text() for t in ax.texts]
+
+
+def test_timeline__given_ax__draws_there_and_returns_its_figure() -> None:
+    """Passing ax draws on it and returns the figure that owns it."""
+    fig = Figure()
+    ax = fig.add_subplot()
+    assert timeline(fake_history(), ax=ax) is fig
+    assert len(bars(fig)) == 5
+
+
+def test_timeline__not_a_history__raises_validation_error() -> None:
+    """Anything without actor and operation columns is refused."""
+    with pytest.raises(ValidationError, match="needs an Interleaving"):
+        timeline(pd.DataFrame({"x": [1]}))
+
+
+def test_sweep_plot__sweep_frame__one_point_per_thread_count_and_throughput_axis() -> None:
+    """Anomalies vs threads as one line with a point per thread count, throughput on a twin axis."""
+    df = pd.DataFrame({"threads": [1, 2, 4, 8], "anomalies": [0, 3, 9, 20],
+                       "throughput": [100.0, 150.0, 170.0, 180.0]})
+    fig = sweep_plot(df)
+    assert len(fig.axes) == 2
+    line = fig.axes[0].lines[0]
+    assert list(line.get_xdata()) == [1, 2, 4, 8] and list(line.get_ydata()) == [0, 3, 9, 20]
+    assert len(sweep_plot(df, throughput=False).axes) == 1
+
+
+def test_sweep_plot__missing_column__raises_validation_error() -> None:
+    """A frame without the plotted column is refused, naming it."""
+    with pytest.raises(ValidationError, match="needs a 'anomalies' column"):
+        sweep_plot(pd.DataFrame({"threads": [1]}))
+
+
+def outcome_table() -> pd.DataFrame:
+    return pd.DataFrame({
+        "order": ["A A B B", "A B A B", "A B B A", "B A A B", "B A B A", "B B A A"],
+        "final": [2, 1, 1, 1, 1, 2],
+        "lost_update": [False, True, True, True, True, False],
+    })
+
+
+def test_outcome_heatmap__six_orders__grid_of_six_rows_and_anomalies_counted() -> None:
+    """One row per order, one column per outcome, and the title counts anomalous orders."""
+    fig = outcome_heatmap(outcome_table())
+    ax = fig.axes[0]
+    image = ax.images[0].get_array()
+    assert image.shape[:2] == (6, 2)
+    assert [t.get_text() for t in ax.get_yticklabels()][1] == "A B A B"
+    assert len(ax.texts) == 12
+    assert ax.get_title(loc="left") == "4 of 6 orders show an anomaly"
+
+
+def test_outcome_heatmap__bad_values__mark_those_cells() -> None:
+    """bad={"final": 1} turns the final column into a verdict too."""
+    fig = outcome_heatmap(outcome_table(), ["final"], bad={"final": 1})
+    image = fig.axes[0].images[0].get_array()
+    assert image.shape[:2] == (6, 1)
+    assert fig.axes[0].get_title(loc="left") == "4 of 6 orders show an anomaly"
+
+
+def test_outcome_heatmap__not_an_outcome_table__raises_validation_error() -> None:
+    """Without an order column the frame did not come from all_interleavings."""
+    with pytest.raises(ValidationError, match="needs the frame all_interleavings returns"):
+        outcome_heatmap(pd.DataFrame({"x": [1]}))
+
+
+def test_style_outcomes__anomalous_rows__shaded_red() -> None:
+    """Rows with the anomaly are red, the others green; the Styler renders."""
+    css = outcome_css(outcome_table(), "lost_update")
+    assert css.shape == (6, 3)
+    assert list(css["order"]) == [f"background-color: {c}" for c in
+                                  [GOOD_COLOR, BAD_COLOR, BAD_COLOR, BAD_COLOR, BAD_COLOR, GOOD_COLOR]]
+    html = style_outcomes(outcome_table(), "lost_update").to_html()
+    assert BAD_COLOR in html and "A B A B" in html
+    with pytest.raises(ValidationError, match="no column 'nope'"):
+        style_outcomes(outcome_table(), "nope")
