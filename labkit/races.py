@@ -61,6 +61,8 @@ STRESS_COLUMNS = (
 NO_RETRIES: dict[str, Any] = {"retries": {"max_attempts": 1, "mode": "standard"}}
 #: all_interleavings refuses to run more orders than this (the count grows factorially).
 MAX_ORDERS = 2000
+#: After an abort, how long to wait for actors to leave (waiting ones leave at once).
+ABORT_GRACE = 0.25
 #: How long a stress worker waits at the start barrier for the others (seconds).
 BARRIER_TIMEOUT = 60.0
 _CTX = "labkit_call"
@@ -212,6 +214,7 @@ class _Run(_Session):
         self.deadline = deadline
         self.cond = threading.Condition()
         self.failure: RaceError | None = None
+        self.done = 0
         self.rows: list[dict[str, Any]] = []
         self.seq: Counter[str] = Counter()
         self.taken: Counter[str] = Counter()
@@ -271,6 +274,8 @@ class _Run(_Session):
     def finished(self, actor: str, exc: BaseException | None) -> None:
         """An actor's function returned (exc None) or raised."""
         with self.cond:
+            self.done += 1
+            self.cond.notify_all()
             if self.failure is not None or isinstance(exc, _Aborted):
                 return
             if exc is not None and not _is_outcome(exc):
@@ -389,15 +394,18 @@ def _run(
     try:
         for t in threads:
             t.start()
-        for t in threads:
-            t.join(max(0.0, run.deadline - time.monotonic()))
-        if any(t.is_alive() for t in threads):
-            with run.cond:
-                stalled = run._stalled()
-            alive = [t.name.removeprefix("labkit-actor-") for t in threads if t.is_alive()]
-            run.abort(RaceError(f"{stalled} Still running: {', '.join(alive)}."))
-            for t in threads:  # waiting actors give up at once; give them a moment to leave
-                t.join(1.0)
+        with run.cond:  # until every actor is done, the run failed, or time is up
+            while run.done < len(threads) and run.failure is None:
+                remaining = run.deadline - time.monotonic()
+                if remaining <= 0:
+                    alive = [t.name.removeprefix("labkit-actor-") for t in threads
+                             if t.is_alive()]
+                    run.failure = RaceError(f"{run._stalled()} Still running: {', '.join(alive)}.")
+                    run.cond.notify_all()
+                    break
+                run.cond.wait(remaining)
+        for t in threads:  # waiting actors give up at once on failure; others get a moment
+            t.join(ABORT_GRACE if run.failure is not None else None)
     finally:
         for probe in probes.values():
             probe.session = None
