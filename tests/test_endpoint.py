@@ -189,6 +189,22 @@ def test_atomic__transaction_whose_later_write_fails__undoes_its_earlier_writes(
     assert text["n"] == {"S": "not a number"}
 
 
+def test_atomic__update_failing_half_way__leaves_the_item_unchanged(lab: Connection) -> None:
+    """moto applies `SET a` before `ADD s` fails on a string; the endpoint undoes it."""
+    client = lab.client
+    client.put_item(TableName=lab.table_name, Item={**_key("HALF"), "s": {"S": "text"}})
+    with pytest.raises(ClientError) as caught:
+        client.update_item(
+            TableName=lab.table_name,
+            Key=_key("HALF"),
+            UpdateExpression="SET a = :v ADD s :v",
+            ExpressionAttributeValues={":v": {"N": "1"}},
+        )
+    assert _code(caught.value) == "ValidationException"
+    item = client.get_item(TableName=lab.table_name, Key=_key("HALF"))["Item"]
+    assert item == {**_key("HALF"), "s": {"S": "text"}}
+
+
 def test_atomic__cancelled_transaction__reports_reasons_in_request_order_and_writes_nothing(
     lab: Connection,
 ) -> None:
@@ -259,9 +275,7 @@ def test_client_request_token__repeated__reports_read_units_not_write_units(
     first = _increment(lab, "token-units", ReturnConsumedCapacity="TOTAL")
     again = _increment(lab, "token-units", ReturnConsumedCapacity="TOTAL")
     assert first["ConsumedCapacity"][0]["WriteCapacityUnits"] == 2.0
-    assert again["ConsumedCapacity"] == [
-        {"TableName": lab.table_name, "CapacityUnits": 1.0, "ReadCapacityUnits": 1.0}
-    ]
+    assert again["ConsumedCapacity"] == [{"TableName": lab.table_name, "CapacityUnits": 1.0, "ReadCapacityUnits": 1.0}]
 
 
 def test_client_request_token__same_token_different_request__idempotent_parameter_mismatch(
@@ -276,9 +290,7 @@ def test_client_request_token__same_token_different_request__idempotent_paramete
     assert _counter(lab) == 1
 
 
-def test_client_request_token__after_ttl__is_a_new_request(
-    lab: Connection, clock: FakeClock
-) -> None:
+def test_client_request_token__after_ttl__is_a_new_request(lab: Connection, clock: FakeClock) -> None:
     """After 10 minutes (by the engine's clock) the same token applies again."""
     _increment(lab, "token-expiry")
     clock.now += C.CLIENT_REQUEST_TOKEN_TTL_SECONDS - 1
@@ -305,9 +317,7 @@ def test_client_request_token__mismatch_error__has_dynamodb_json_shape() -> None
     status, _, body = engine.handle(headers, json.dumps(other).encode())
     payload = json.loads(body)
     assert status == 400
-    assert (
-        payload["__type"] == "com.amazonaws.dynamodb.v20120810#IdempotentParameterMismatchException"
-    )
+    assert payload["__type"] == "com.amazonaws.dynamodb.v20120810#IdempotentParameterMismatchException"
     assert "new token" in payload["message"]
 
 
@@ -344,9 +354,7 @@ def test_consumed_capacity__get_item__4kb_read_steps_on_the_whole_item(
 
 def test_consumed_capacity__get_item_missing__costs_the_minimum(lab: Connection) -> None:
     """A GetItem that finds nothing still costs 0.5 units (eventually consistent)."""
-    got = lab.client.get_item(
-        TableName=lab.table_name, Key=_key("NOPE"), ReturnConsumedCapacity="TOTAL"
-    )
+    got = lab.client.get_item(TableName=lab.table_name, Key=_key("NOPE"), ReturnConsumedCapacity="TOTAL")
     assert got["ConsumedCapacity"]["CapacityUnits"] == 0.5
 
 
@@ -366,9 +374,7 @@ def test_consumed_capacity__writes__1kb_steps_on_the_larger_of_old_and_new(
 ) -> None:
     """Put 2.5 KB: 3 units; shrinking it to a few bytes still costs 3; deleting the small one 1."""
     client, table = lab.client, lab.table_name
-    put = client.put_item(
-        TableName=table, Item={**_key("W"), **_filler(2500)}, ReturnConsumedCapacity="TOTAL"
-    )
+    put = client.put_item(TableName=table, Item={**_key("W"), **_filler(2500)}, ReturnConsumedCapacity="TOTAL")
     shrink = client.update_item(
         TableName=table,
         Key=_key("W"),
@@ -397,9 +403,7 @@ def test_consumed_capacity__write_with_gsi_attribute__also_writes_the_index(
         "CapacityUnits": 2.0,
         "WriteCapacityUnits": 2.0,
         "Table": {"CapacityUnits": 1.0, "WriteCapacityUnits": 1.0},
-        "GlobalSecondaryIndexes": {
-            C.EMAIL_INDEX_NAME: {"CapacityUnits": 1.0, "WriteCapacityUnits": 1.0}
-        },
+        "GlobalSecondaryIndexes": {C.EMAIL_INDEX_NAME: {"CapacityUnits": 1.0, "WriteCapacityUnits": 1.0}},
     }
 
 
@@ -470,9 +474,7 @@ def test_consumed_capacity__batch_get__per_item_per_table(lab: Connection) -> No
     result = client.batch_get_item(
         RequestItems={table: {"Keys": [_key("B1"), _key("B2")]}}, ReturnConsumedCapacity="TOTAL"
     )
-    assert result["ConsumedCapacity"] == [
-        {"TableName": table, "CapacityUnits": 1.0, "ReadCapacityUnits": 1.0}
-    ]
+    assert result["ConsumedCapacity"] == [{"TableName": table, "CapacityUnits": 1.0, "ReadCapacityUnits": 1.0}]
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -536,9 +538,7 @@ def test_validation__unused_value_inside_a_transaction_action__rejects_the_trans
 
 
 @pytest.mark.parametrize("n_items", [0, C.MAX_TRANSACT_ITEMS + 1])
-def test_validation__transaction_with_no_or_too_many_items__validation_exception(
-    lab: Connection, n_items: int
-) -> None:
+def test_validation__transaction_with_no_or_too_many_items__validation_exception(lab: Connection, n_items: int) -> None:
     """0 or 101 actions: ValidationException (botocore's own check switched off to reach us)."""
     client = lab.new_client(parameter_validation=False)
     items = [{"Put": {"TableName": lab.table_name, "Item": _key(f"I{i}")}} for i in range(n_items)]
@@ -678,6 +678,23 @@ def test_fast_path__same_answers_as_moto_handler_for_hot_operations() -> None:
         assert answers[0] == answers[1], f"{operation} {request}"
 
 
+def test_fast_path__binary_values__round_trip_through_both_paths(lab: Connection) -> None:
+    """Binary attributes (written by moto's full path) read back as the same bytes."""
+    client = lab.client
+    raw = bytes(range(256))
+    item = {**_key("BIN"), "b": {"B": raw}, "bs": {"BS": [b"\x00", b"\xff"]}}
+    client.put_item(TableName=lab.table_name, Item=item)
+    got = client.get_item(TableName=lab.table_name, Key=_key("BIN"))["Item"]
+    queried = client.query(
+        TableName=lab.table_name,
+        KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues={":pk": {"S": "BIN"}},
+    )["Items"]
+    assert got["b"] == {"B": raw}
+    assert sorted(got["bs"]["BS"]) == [b"\x00", b"\xff"]
+    assert queried == [got]
+
+
 # --- the socket -------------------------------------------------------------------------------
 
 
@@ -713,7 +730,5 @@ def test_socket__another_process_with_a_plain_boto3_client__lists_tables(
         "region_name='us-east-1', aws_access_key_id='x', aws_secret_access_key='y'); "
         "print(' '.join(c.list_tables()['TableNames']))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code, endpoint.url], capture_output=True, text=True, timeout=60
-    )
+    out = subprocess.run([sys.executable, "-c", code, endpoint.url], capture_output=True, text=True, timeout=60)
     assert lab.table_name in out.stdout.split(), out.stderr
