@@ -482,7 +482,11 @@ def count_calls(
     for name in actors:
         if setup is not None:
             setup()
-        res = _run({name: actors[name]}, (), {name: probes[name]}, timeout, True)
+        try:
+            res = _run({name: actors[name]}, (), {name: probes[name]}, timeout, True)
+        except RaceError as exc:
+            raise RaceError(f"counting calls, actor {name!r} ran alone after setup() and "
+                            f"failed: {exc}") from exc.__cause__
         calls[name] = len(res.history)
         if calls[name] == 0:
             raise RaceError(

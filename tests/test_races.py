@@ -442,6 +442,19 @@ def test_count_calls__actor_without_calls__raises_race_error(tconn: Connection) 
         count_calls({"A": lambda client: None}, conn=tconn)
 
 
+def test_count_calls__actor_raises_when_alone__race_error_says_it_was_the_dry_run(
+    tconn: Connection,
+) -> None:
+    """A broken actor fails already in the dry run, and the message says so."""
+
+    def broken(client: Any) -> None:
+        raise TypeError("wrong arguments")
+
+    with pytest.raises(RaceError, match="counting calls, actor 'A' ran alone") as info:
+        all_interleavings({"A": broken, "B": broken}, conn=tconn)
+    assert isinstance(info.value.__cause__, TypeError)
+
+
 def test_all_interleavings__calls_missing_an_actor__raises_validation_error(
     tconn: Connection,
 ) -> None:
