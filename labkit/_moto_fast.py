@@ -366,13 +366,15 @@ class MotoCore:
         headers: dict[str, str],
         body: bytes,
         finish: Finish | None = None,
+        who: tuple[str, str] | None = None,
     ) -> Response:
         """Answer one request; the fast path when it applies, moto's full dispatch otherwise.
 
-        ``finish`` may rewrite a successful response's payload before it is serialised.
+        ``finish`` may rewrite a successful response's payload before it is serialised;
+        ``who`` is (account, region) if the caller already knows it.
         """
         method = FAST_OPERATIONS.get(operation)
-        who = self.who(headers)
+        who = who or self.who(headers)
         if method is None or params is None or who is None or "content-encoding" in headers or _BINARY.search(body):
             return self.full_dispatch(headers, body, finish)
         handler = self._handler()

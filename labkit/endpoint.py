@@ -65,7 +65,7 @@ class DynamoEngine:
         meter = Meter(self.core, who, operation, params)
         token = params.get("ClientRequestToken") if operation == "TransactWriteItems" else None
         if token is None:
-            return self.core.dispatch(operation, params, headers, body, meter.finish)
+            return self.core.dispatch(operation, params, headers, body, meter.finish, who)
 
         print_ = fingerprint(params)
         earlier = self.tokens.recall(token)
@@ -81,7 +81,7 @@ class DynamoEngine:
             if meter.wanted:
                 payload["ConsumedCapacity"] = meter.replay(earlier.keys)
             return response(200, payload)
-        result = self.core.dispatch(operation, params, headers, body, meter.finish)
+        result = self.core.dispatch(operation, params, headers, body, meter.finish, who)
         if result[0] == 200:
             self.tokens.remember(token, print_, _action_keys(self.core, who, params))
         return result
