@@ -146,7 +146,9 @@ class _Probe:
         events = client.meta.events
         events.register("before-parameter-build.dynamodb", self._params)
         events.register("before-call.dynamodb", self._before)
-        events.register("after-call.dynamodb", self._after)
+        # most specific and first: runs before any other after-call handler can raise
+        for operation in client.meta.service_model.operation_names:
+            events.register_first(f"after-call.dynamodb.{operation}", self._after)
         events.register("after-call-error.dynamodb", self._error)
 
     def _params(self, params: Mapping[str, Any], model: Any, context: dict[str, Any],
@@ -219,12 +221,6 @@ class _Run(_Session):
         self.seq: Counter[str] = Counter()
         self.taken: Counter[str] = Counter()
         self.t0 = time.perf_counter()
-
-    def abort(self, error: RaceError) -> None:
-        with self.cond:
-            if self.failure is None:
-                self.failure = error
-            self.cond.notify_all()
 
     def _describe(self) -> str:
         done = " ".join(self.order[: self.pos]) or "(none)"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from botocore.exceptions import ClientError, EndpointConnectionError
+from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError
 
 from labkit.backend import Connection
 from labkit.errors import ConflictError, RaceError, ValidationError
@@ -299,6 +299,34 @@ def test_run_interleaving__strict_false__drops_turns_of_an_actor_that_stopped(
                            strict=False)
     assert res.results == {"A": "mine", "B": "taken"}
     assert res.turns == ("A", "A", "B")
+
+
+def test_run_interleaving__other_after_call_handler_raises__turn_still_passes_on(
+    tconn: Connection,
+) -> None:
+    """A handler that drops a response (raises in after-call) cannot stall the order."""
+    put_counter(tconn)
+    table = tconn.table_name
+
+    def lossy(client: Any) -> str:
+        def drop(**_: Any) -> None:
+            client.meta.events.unregister("after-call.dynamodb.PutItem", drop)
+            raise ConnectionClosedError(endpoint_url=client.meta.endpoint_url)
+
+        client.meta.events.register("after-call.dynamodb.PutItem", drop)
+        try:
+            client.put_item(TableName=table, Item={**KEY, "n": {"N": "7"}})
+        except ConnectionClosedError:
+            return "response lost"
+        return "answered"
+
+    def reader(client: Any) -> int:
+        item = client.get_item(TableName=table, Key=KEY, ConsistentRead=True)["Item"]
+        return int(item["n"]["N"])
+
+    res = run_interleaving({"A": lossy, "B": reader}, "AB", conn=tconn, timeout=5)
+    assert res.results == {"A": "response lost", "B": 7}
+    assert list(res.history["outcome"]) == ["ok", "ok"]
 
 
 @pytest.mark.parametrize(
