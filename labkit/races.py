@@ -708,10 +708,11 @@ def _stress_threads(op: Op, conn: Connection, threads: int, ops: int,
 def _stress_processes(op: Op, conn: Connection, workers: int, ops: int) -> list[dict[str, Any]]:
     import pickle
 
-    if getattr(op, "__module__", None) == "__main__":
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if getattr(op, "__module__", None) == "__main__" and not main_file:
         raise ValidationError(
             f"processes=True needs an op a spawned process can import, and {op!r} lives in "
-            "__main__ (a notebook or script); move it to a module, or use threads (processes=False)"
+            "a notebook or interactive session; move it to a module, or use threads (processes=False)"
         )
     try:
         pickle.dumps(op)
