@@ -153,7 +153,10 @@ def several_owners(
     holders: dict[Any, set[str]] = {}
     for row in _records(items):
         if row["PK"].startswith(record_prefix) and attribute in row:
-            holders.setdefault(row[attribute], set()).add(row["PK"])
+            value = row[attribute]
+            if isinstance(value, list | dict | set):  # unhashable: compare by its repr
+                value = repr(value)
+            holders.setdefault(value, set()).add(row["PK"])
     rows = [
         {"attribute": attribute, "value": value, "records": sorted(pks), "count": len(pks)}
         for value, pks in holders.items()

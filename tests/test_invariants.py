@@ -130,6 +130,12 @@ def test_several_owners__markers_are_not_records__only_account_prefix_counts() -
     assert len(several_owners(items, record_prefix="")) == 1
 
 
+def test_several_owners__list_values__compared_by_value() -> None:
+    """Unhashable values (lists) are compared too, by their repr."""
+    items = [{"PK": "ACCT#1", "tags": ["a"]}, {"PK": "ACCT#2", "tags": ["a"]}]
+    assert several_owners(items, "tags")["records"].tolist() == [["ACCT#1", "ACCT#2"]]
+
+
 def test_orphan_markers__owner_gone_or_moved_on__reports_each_with_reason() -> None:
     """Markers left behind by a deleted account, or by an email change, are orphans."""
     items = [
