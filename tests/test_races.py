@@ -240,8 +240,10 @@ def test_run_interleaving__abort__stops_actors_that_swallow_exceptions(tconn: Co
 
     with pytest.raises(RaceError, match="actor 'A' raised RuntimeError"):
         run_interleaving({"A": broken, "B": stubborn}, "ABB", conn=tconn, timeout=5)
-    alive = [t.name for t in threading.enumerate() if t.name.startswith("labkit-actor-")]
-    assert alive == []
+    actors = [t for t in threading.enumerate() if t.name.startswith("labkit-actor-")]
+    for t in actors:
+        t.join(5)  # they leave by themselves; never wait forever
+    assert [t.name for t in actors if t.is_alive()] == []
 
 
 def test_run_interleaving__turn_never_taken__times_out_with_race_error(tconn: Connection) -> None:
