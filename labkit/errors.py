@@ -33,6 +33,7 @@ error ``code``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -186,6 +187,40 @@ class ItemSizeWarning(LabkitWarning):
         self.size = size
 
 
+# ---------------------------------------------------------------- reading botocore errors
+
+_REASONS_IN_MESSAGE = re.compile(r"\[([^\]]*)\]\s*$")
+
+
+def error_code(exc: BaseException) -> str:
+    """DynamoDB's error code of a botocore ClientError or a labkit DynamoError; else the type's name."""
+    response = getattr(exc, "response", None)
+    if isinstance(response, Mapping):
+        code = response.get("Error", {}).get("Code")
+        if code:
+            return str(code)
+    if isinstance(exc, DynamoError) and exc.code:
+        return exc.code
+    return type(exc).__name__
+
+
+def cancellation_reasons(exc: BaseException) -> list[dict[str, Any]]:
+    """A cancelled transaction's CancellationReasons, one per action in request order.
+
+    botocore puts them in ``exc.response["CancellationReasons"]``; some endpoints only list
+    the codes at the end of the message (``... [None, ConditionalCheckFailed]``), so that is read too.
+    """
+    response = getattr(exc, "response", None)
+    if not isinstance(response, Mapping):
+        return [dict(r) for r in getattr(exc, "reasons", ())]
+    reasons = response.get("CancellationReasons")
+    if reasons:
+        return [dict(r) for r in reasons]
+    match = _REASONS_IN_MESSAGE.search(str(response.get("Error", {}).get("Message", "")))
+    if not match:
+        return []
+    return [{"Code": code.strip()} for code in match.group(1).split(",")]
+
 __all__ = [
     "BackendUnavailable",
     "ConfigurationError",
@@ -206,4 +241,6 @@ __all__ = [
     "UnknownFlag",
     "ValidationError",
     "ValueTaken",
+    "cancellation_reasons",
+    "error_code",
 ]

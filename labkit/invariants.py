@@ -28,6 +28,8 @@ from . import constants as C
 from .errors import ValidationError
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
     from .backend import Connection
 
 #: Unique attribute -> marker namespace, as the uniqueness lesson protects them.
@@ -61,16 +63,19 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def scan_items(conn: Connection, table: str | None = None) -> pd.DataFrame:
-    """Every item in the table (consistent, paginated scan) with plain Python values, PK/SK first."""
-    name = table or conn.table_name
-    pages = conn.client.get_paginator("scan").paginate(TableName=name, ConsistentRead=True)
-    rows = [
+def scan_rows(client: DynamoDBClient, table: str) -> list[dict[str, Any]]:
+    """Every item in the table (consistent, paginated scan) as a dict of plain Python values."""
+    pages = client.get_paginator("scan").paginate(TableName=table, ConsistentRead=True)
+    return [
         {k: _plain(_deserializer.deserialize(v)) for k, v in item.items()}
         for page in pages
         for item in page.get("Items", [])
     ]
-    df = pd.DataFrame(rows)
+
+
+def scan_items(conn: Connection, table: str | None = None) -> pd.DataFrame:
+    """Every item in the table (consistent, paginated scan) with plain Python values, PK/SK first."""
+    df = pd.DataFrame(scan_rows(conn.client, table or conn.table_name))
     rest = sorted(c for c in df.columns if c not in ("PK", "SK"))
     df = df.reindex(columns=["PK", "SK", *rest])
     return df.sort_values(["PK", "SK"], kind="stable").reset_index(drop=True)
@@ -303,5 +308,6 @@ __all__ = [
     "orphan_markers",
     "overwrites",
     "scan_items",
+    "scan_rows",
     "several_owners",
 ]

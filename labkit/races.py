@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from botocore.exceptions import BotoCoreError, ClientError
 
-from .errors import DynamoError, RaceError, ValidationError
+from .errors import DynamoError, RaceError, ValidationError, error_code
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -193,15 +193,6 @@ def _history(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 def _is_outcome(exc: BaseException) -> bool:
     """A DynamoDB error an actor may end with as part of the lesson."""
     return isinstance(exc, ClientError | DynamoError)
-
-
-def error_code(exc: BaseException) -> str:
-    """DynamoDB's error code of a ClientError or DynamoError; else the exception's type name."""
-    if isinstance(exc, ClientError):
-        return str(exc.response.get("Error", {}).get("Code") or type(exc).__name__)
-    if isinstance(exc, DynamoError) and exc.code:
-        return exc.code
-    return type(exc).__name__
 
 
 class _Run(_Session):

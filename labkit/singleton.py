@@ -53,6 +53,8 @@ from .errors import (
     TransactionCancelled,
     UnknownFlag,
     ValidationError,
+    cancellation_reasons,
+    error_code,
 )
 
 if TYPE_CHECKING:
@@ -256,12 +258,6 @@ class FlagCache:
             self._entry = None
 
 
-def _error_code(exc: BaseException) -> str:
-    if isinstance(exc, ClientError):
-        return str(exc.response.get("Error", {}).get("Code", ""))
-    return type(exc).__name__
-
-
 def _plain(item: Mapping[str, Any]) -> dict[str, Any]:
     return {k: _DESER.deserialize(v) for k, v in item.items()}
 
@@ -373,7 +369,7 @@ class FlagStore:
                 ReturnConsumedCapacity="TOTAL",
             )
         except (ClientError, BotoCoreError) as exc:
-            code = _error_code(exc)
+            code = error_code(exc)
             why = (
                 f"table {self.table_name!r} does not exist"
                 if code == "ResourceNotFoundException"
@@ -450,7 +446,7 @@ class FlagStore:
             try:
                 result = self._create(wanted, attempt) if current is None else self._update(current, wanted, attempt)
             except (ClientError, BotoCoreError) as exc:
-                if _error_code(exc) != "ConditionalCheckFailedException":
+                if error_code(exc) != "ConditionalCheckFailedException":
                     raise _wrap(exc, self.table_name, "UpdateItem") from exc
                 last = exc
                 if attempt < self.max_attempts:
@@ -515,7 +511,7 @@ class FlagStore:
         try:
             result = self._create(wanted, 1)
         except (ClientError, BotoCoreError) as exc:
-            if _error_code(exc) == "ConditionalCheckFailedException":
+            if error_code(exc) == "ConditionalCheckFailedException":
                 raise ConflictError(
                     f"the settings item PK={self.pk} SK={self.sk} already exists; nothing was "
                     "written. Change it with set_flags().",
@@ -559,7 +555,7 @@ class FlagStore:
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except (ClientError, BotoCoreError) as exc:
-            if not isinstance(exc, ClientError) or _error_code(exc) != "ConditionalCheckFailedException":
+            if not isinstance(exc, ClientError) or error_code(exc) != "ConditionalCheckFailedException":
                 raise _wrap(exc, self.table_name, "UpdateItem") from exc
             old: Mapping[str, Any] | None = exc.response.get("Item")  # type: ignore[assignment]
             if old is None:
@@ -601,7 +597,7 @@ def _wrap(exc: ClientError | BotoCoreError, table: str, action: str) -> DynamoEr
             f"{action} on {table!r} did not reach DynamoDB ({exc}); nothing was written. "
             "Check that the backend is running (labkit.connect() says which one)."
         )
-    code = _error_code(exc)
+    code = error_code(exc)
     if code == "ResourceNotFoundException":
         return TableError(
             f"table {table!r} does not exist; nothing was written. Create it with "
@@ -679,7 +675,7 @@ def unsafe_scan_read(store: FlagStore, *, consistent: bool = False) -> FlagRead:
             store.schema.defaults(),
             "defaults",
             f"Scan failed: {exc}; using safe defaults",
-            error_code=_error_code(exc),
+            error_code=error_code(exc),
         )
     if found is None:
         return FlagRead(
@@ -739,7 +735,7 @@ def migrate(
     try:
         store.client.put_item(TableName=store.table_name, Item=wire, ConditionExpression="attribute_not_exists(PK)")
     except (ClientError, BotoCoreError) as exc:
-        if _error_code(exc) == "ConditionalCheckFailedException":
+        if error_code(exc) == "ConditionalCheckFailedException":
             return MigrationResult(
                 False,
                 target_sk,
@@ -786,9 +782,9 @@ def retire(store: FlagStore, *, old_sk: str = FLAGS_SK_V1, new_sk: str = FLAGS_S
     try:
         store.client.transact_write_items(TransactItems=actions)
     except (ClientError, BotoCoreError) as exc:
-        if not isinstance(exc, ClientError) or _error_code(exc) != "TransactionCanceledException":
+        if not isinstance(exc, ClientError) or error_code(exc) != "TransactionCanceledException":
             raise _wrap(exc, store.table_name, "TransactWriteItems") from exc
-        reasons = exc.response.get("CancellationReasons", [])
+        reasons = cancellation_reasons(exc)
         codes = [str(r.get("Code", "None")) for r in reasons]
         if codes and codes[0] == "ConditionalCheckFailed":
             why = f"{new_sk} does not exist: migrate first; {old_sk} was kept"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from . import constants as C
-from .errors import TableError
+from .errors import TableError, error_code
 
 if TYPE_CHECKING:
     from .backend import Connection
@@ -56,7 +56,7 @@ def _check_name(name: str) -> None:
 
 
 def _is_missing(exc: ClientError) -> bool:
-    return exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException"
+    return error_code(exc) == "ResourceNotFoundException"
 
 
 def ensure_table(conn: Connection, name: str | None = None, *, wait: bool = True) -> str:
@@ -72,7 +72,7 @@ def ensure_table(conn: Connection, name: str | None = None, *, wait: bool = True
         try:
             client.create_table(**table_spec(name))
         except ClientError as create_exc:
-            if create_exc.response.get("Error", {}).get("Code") != "ResourceInUseException":
+            if error_code(create_exc) != "ResourceInUseException":
                 raise  # someone else creating it at the same moment is fine
     if wait:
         wait_until_active(conn, name)

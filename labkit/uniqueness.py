@@ -45,6 +45,7 @@ from .errors import (
     TransactionConflict,
     ValidationError,
     ValueTaken,
+    cancellation_reasons,
 )
 
 if TYPE_CHECKING:
@@ -221,20 +222,6 @@ class _Slot:
     what: str
     field: str = ""
     value: str = ""
-
-
-_REASONS_IN_MESSAGE = re.compile(r"\[([^\]]*)\]\s*$")
-
-
-def cancellation_reasons(exc: ClientError) -> list[dict[str, Any]]:
-    """DynamoDB's CancellationReasons, one per action in request order."""
-    reasons = exc.response.get("CancellationReasons")
-    if reasons:
-        return [dict(r) for r in reasons]
-    match = _REASONS_IN_MESSAGE.search(exc.response.get("Error", {}).get("Message", ""))
-    if not match:
-        return []
-    return [{"Code": code.strip()} for code in match.group(1).split(",")]
 
 
 def translate_error(exc: ClientError, slots: Sequence[_Slot], what: str) -> LabkitError:
@@ -750,15 +737,8 @@ def account_items(
 
 def table_items(client: DynamoDBClient, table: str) -> pd.DataFrame:
     """Every item in the table (consistent Scan), sorted by key: accounts and markers together."""
-    rows: list[dict[str, Any]] = []
-    kwargs: dict[str, Any] = {"TableName": table, "ConsistentRead": True}
     try:
-        while True:
-            page = client.scan(**kwargs)
-            rows += [_plain(item) for item in page.get("Items", [])]
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        rows = invariants.scan_rows(client, table)
     except ClientError as exc:
         raise translate_error(exc, [], f"scanning {table}") from exc
     frame = _frame(rows, ["PK", "SK", "id", "owner", "email", "username", "field", "value"])
