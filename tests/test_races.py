@@ -371,6 +371,7 @@ def test_interleavings__too_many__raises_validation_error() -> None:
         interleavings({"A": 5, "B": 5, "C": 5})
 
 
+@pytest.mark.aws_verified
 def test_all_interleavings__read_modify_write__loses_the_update_in_4_of_6_orders(
     tconn: Connection,
 ) -> None:
@@ -383,6 +384,7 @@ def test_all_interleavings__read_modify_write__loses_the_update_in_4_of_6_orders
     assert list(df["lost_update"]) == [False, True, True, True, True, False]
 
 
+@pytest.mark.aws_verified
 def test_all_interleavings__conditional_update__loses_no_update_in_any_order(
     tconn: Connection,
 ) -> None:

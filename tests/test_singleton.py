@@ -122,6 +122,7 @@ def test_schema__defaults__fail_closed() -> None:
 # ---------------------------------------------------------------- reads, fail closed
 
 
+@pytest.mark.aws_verified
 def test_read__item_missing__safe_defaults_with_reason(store: FlagStore) -> None:
     """No item yet: the safe defaults, marked as defaults, with the key in the reason."""
     res = store.read()
@@ -257,6 +258,7 @@ def test_set_flags__first_write__creates_item_with_defaults_and_version_1(store:
     }
 
 
+@pytest.mark.aws_verified
 def test_set_flags__existing_item__touches_only_given_attributes(store: FlagStore) -> None:
     """Other flags and unknown attributes survive; the version goes up by one."""
     raw_put(store, version=7, signup_enabled=False, legacy_note="keep me", banner_message="hi")
@@ -514,6 +516,7 @@ def safe_write(store: FlagStore, **changes: Any) -> Any:
     return store.set_flags(changes)
 
 
+@pytest.mark.aws_verified
 def test_race__read_modify_write__loses_an_update_in_4_of_6_orders(tconn: Connection, store: FlagStore) -> None:
     """Two admins, different flags, GetItem+PutItem: every overlapping order loses one change."""
     df = race_table(tconn, store, unsafe_set_flags)
@@ -524,6 +527,7 @@ def test_race__read_modify_write__loses_an_update_in_4_of_6_orders(tconn: Connec
     assert set(lost["version"]) == {2}  # two changes, one bump: the loss is visible
 
 
+@pytest.mark.aws_verified
 def test_race__safe_update__loses_nothing_in_all_6_orders(tconn: Connection, store: FlagStore) -> None:
     """Version-guarded UpdateItem on the same 6 orders: both changes always survive."""
     df = race_table(tconn, store, safe_write)
@@ -552,6 +556,7 @@ def test_race__overlapping_safe_update__loser_sees_conditional_check_failed(
     assert lost_changes(store, EXPECTED_AFTER_BOTH) == []
 
 
+@pytest.mark.aws_verified
 def test_stress__16_threads_safe_updates_to_different_flags__none_lost(tconn: Connection) -> None:
     """16 writers at once, each turning on its own flag: all 16 are on, version 1 + 16."""
     schema = FlagSchema(tuple(Flag(f"feature_{i:02d}", bool, False) for i in range(16)))
@@ -648,6 +653,7 @@ def test_migrate__readers_switch_by_configuration(tconn: Connection, store: Flag
     assert any("features" in n for n in res.notes)
 
 
+@pytest.mark.aws_verified
 def test_migrate__two_migrators_all_orders__exactly_one_wins(tconn: Connection, store: FlagStore) -> None:
     """Two migrators race on every order: one writes V2, the other is told, V2 written once."""
 

@@ -27,6 +27,7 @@ def test_ensure_table__twice__creates_once_with_the_lab_layout(conn: Connection)
         labkit.delete_table(conn, name)
 
 
+@pytest.mark.aws_verified
 def test_reset_table__with_items__empties_it_and_is_idempotent(tconn: Connection) -> None:
     """reset_table deletes every item (more than one page) and a second reset deletes none."""
     for i in range(60):

@@ -117,6 +117,7 @@ def test_check_fields__shared_namespace__raises_validation_error() -> None:
 # --- register ---
 
 
+@pytest.mark.aws_verified
 def test_register__new_values__writes_account_and_one_marker_per_value(tconn: Connection) -> None:
     """One account item plus UNIQ#EMAIL# and UNIQ#HANDLE# markers owned by it."""
     reg = u.register(tconn.client, tconn.table_name, email=" Ada@Lovelace.io", username="Ada")
@@ -135,6 +136,7 @@ def test_register__account_id__is_generated_and_never_the_email(tconn: Connectio
     assert a.account_id != b.account_id and "@" not in a.account_id + b.account_id
 
 
+@pytest.mark.aws_verified
 def test_register__email_taken__raises_value_taken_for_email(tconn: Connection) -> None:
     """Slot 1 (the email marker) fails: ValueTaken names email, keeps the ClientError as cause."""
     u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
@@ -157,6 +159,7 @@ def test_register__username_taken__raises_value_taken_for_username(tconn: Connec
     assert info.value.reason_codes == ("None", "None", "ConditionalCheckFailed")
 
 
+@pytest.mark.aws_verified
 def test_register__both_taken__raises_value_taken_for_both(tconn: Connection) -> None:
     """Both markers fail: ValueTaken names both fields in request order."""
     u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
@@ -296,6 +299,7 @@ def test_registration__without_token__gets_a_fresh_uuid_token() -> None:
 # --- lifecycle ---
 
 
+@pytest.mark.aws_verified
 def test_change_email__free_value__moves_the_marker_and_updates_the_account(
     tconn: Connection,
 ) -> None:
@@ -361,6 +365,7 @@ def test_change_email__bad_email__raises_validation_error_before_any_call(
     assert calls == []
 
 
+@pytest.mark.aws_verified
 def test_delete_account__removes_account_and_all_its_markers(tconn: Connection) -> None:
     """Account and both markers go in one transaction; the values can be registered again."""
     reg = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
@@ -388,6 +393,7 @@ def test_delete_account__marker_owned_by_someone_else__deletes_nothing(tconn: Co
 # --- races ---
 
 
+@pytest.mark.aws_verified
 def test_register__sixteen_threads_same_email__one_winner_fifteen_value_taken(
     tconn: Connection,
 ) -> None:
@@ -467,6 +473,7 @@ def two_signups(tconn: Connection, sign_up: Callable[[Any, str], Any]) -> Any:
     )
 
 
+@pytest.mark.aws_verified
 @pytest.mark.parametrize("read", ["index", "scan"])
 def test_register_check_then_write__all_orders__duplicates_in_four_of_six(tconn: Connection, read: str) -> None:
     """Read-then-write: every order where both reads precede both writes gives two accounts."""
@@ -479,6 +486,7 @@ def test_register_check_then_write__all_orders__duplicates_in_four_of_six(tconn:
     assert len(table) == 6 and (table["accounts"] >= 1).all()
 
 
+@pytest.mark.aws_verified
 def test_register_transactional__all_orders__no_duplicates(tconn: Connection) -> None:
     """The same six orders with markers in one guarded transaction: always exactly one account."""
     table = two_signups(
@@ -508,6 +516,7 @@ def test_account_items__missing_marker__shows_present_false(tconn: Connection) -
     assert list(frame["present"]) == [True, True, False]
 
 
+@pytest.mark.aws_verified
 def test_seed_transaction__sent_as_written__writes_its_three_items(tconn: Connection) -> None:
     """The article's JSON (table name substituted) works; sending it again is cancelled."""
     u.send_seed_transaction(tconn.client, tconn.table_name)
