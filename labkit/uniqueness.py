@@ -1011,3 +1011,42 @@ def send_seed_transaction(client: DynamoDBClient, table: str) -> None:
         client.transact_write_items(**seed_transaction(table))
     except ClientError as exc:
         raise translate_error(exc, slots, "sending the article's transaction") from exc
+
+
+__all__ = [
+    "AuditReport",
+    "DEFAULT_FIELDS",
+    "RESERVED_ATTRIBUTES",
+    "Registration",
+    "RepairReport",
+    "SEED_TRANSACTION_JSON",
+    "account_items",
+    "account_key",
+    "audit",
+    "cancellation_reasons",
+    "change_email",
+    "change_username",
+    "change_value",
+    "check_fields",
+    "check_token",
+    "delete_account",
+    "email_in_use",
+    "get_account",
+    "lose_next_response",
+    "marker_item",
+    "marker_key",
+    "normalise",
+    "normalise_email",
+    "normalise_username",
+    "normalise_value",
+    "prepare_registration",
+    "register",
+    "register_check_then_write",
+    "repair",
+    "seed_transaction",
+    "send_seed_transaction",
+    "submit",
+    "table_items",
+    "taken_values",
+    "translate_error",
+]
