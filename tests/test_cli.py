@@ -121,3 +121,42 @@ def test_serve__port_out_of_range__exit_2(capsys: pytest.CaptureFixture[str]) ->
     """A port outside 1-65535 is refused before anything starts."""
     assert main(["serve", "--port", "70000"]) == 2
     assert "out of range" in capsys.readouterr().err
+
+
+def test_lab__starts_endpoint_and_hands_its_url_to_jupyter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`labkit lab` runs JupyterLab on notebooks/ bound to 127.0.0.1, with a live endpoint in LABKIT_EMBEDDED_URL."""
+    import labkit.cli as cli
+
+    for var in ("LABKIT_BACKEND", "LABKIT_ENDPOINT_URL", "LABKIT_EMBEDDED_URL"):
+        monkeypatch.delenv(var, raising=False)
+    seen: dict[str, object] = {}
+
+    def fake_jupyter(command: list[str], env: dict[str, str]) -> int:
+        seen["command"] = command
+        url = env["LABKIT_EMBEDDED_URL"]
+        client = boto3.client("dynamodb", endpoint_url=url, region_name="us-east-1",
+                              aws_access_key_id="x", aws_secret_access_key="y")
+        seen["tables"] = client.list_tables()["TableNames"]  # a real round trip while "Jupyter" runs
+        seen["url"] = url
+        return 0
+
+    monkeypatch.setattr(cli.shutil, "which", lambda name: "/usr/bin/jupyter")
+    monkeypatch.setattr(cli.subprocess, "call", fake_jupyter)
+    assert main(["lab", "--no-browser", "--", "--ServerApp.token=abc"]) == 0
+    command = seen["command"]
+    assert isinstance(command, list) and command[:2] == ["/usr/bin/jupyter", "lab"]
+    assert "--ServerApp.ip=127.0.0.1" in command and "--no-browser" in command
+    assert "--ServerApp.token=abc" in command and "--" not in command
+    assert any(arg.startswith("--notebook-dir=") and arg.endswith("notebooks") for arg in command)
+    assert str(seen["url"]).startswith("http://127.0.0.1:") and isinstance(seen["tables"], list)
+
+
+def test_lab__jupyter_missing__says_how_to_install(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without JupyterLab installed, `labkit lab` is one error line naming the install command."""
+    import labkit.cli as cli
+
+    monkeypatch.setattr(cli.shutil, "which", lambda name: None)
+    assert main(["lab"]) == 2
+    assert "pip install -e '.[lab]'" in capsys.readouterr().err
