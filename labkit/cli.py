@@ -73,7 +73,7 @@ def _lab(args: argparse.Namespace) -> int:
         endpoint = EmbeddedEndpoint(port=args.port).start()
         env[ENV_EMBEDDED_URL] = endpoint.url
         print(f"labkit: embedded DynamoDB endpoint on {endpoint.url}; the notebooks' kernels share it")
-    extra = args.jupyter_args[1:] if args.jupyter_args[:1] == ["--"] else args.jupyter_args
+    extra = [arg for arg in args.jupyter_args if arg != "--"]
     command = [jupyter, "lab", f"--notebook-dir={notebooks}", "--ServerApp.ip=127.0.0.1", *extra]
     if args.no_browser:
         command.append("--no-browser")
@@ -128,7 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        if args.command != "lab":
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        args.jupyter_args = [*unknown, *args.jupyter_args]  # e.g. `labkit lab --allow-root`
     if getattr(args, "port", 0) and not 0 < args.port < 65536:
         print(f"labkit: error: port {args.port} is out of range; choose 1-65535", file=sys.stderr)
         return EXIT_ERROR

@@ -160,3 +160,22 @@ def test_lab__jupyter_missing__says_how_to_install(
     monkeypatch.setattr(cli.shutil, "which", lambda name: None)
     assert main(["lab"]) == 2
     assert "pip install -e '.[lab]'" in capsys.readouterr().err
+
+
+def test_lab__unknown_options__are_passed_on_to_jupyter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`labkit lab --allow-root` hands options labkit does not know to `jupyter lab`."""
+    import labkit.cli as cli
+
+    seen: list[list[str]] = []
+    monkeypatch.setenv("LABKIT_BACKEND", "local")  # no endpoint needed for this check
+    monkeypatch.setattr(cli.shutil, "which", lambda name: "/usr/bin/jupyter")
+    monkeypatch.setattr(cli.subprocess, "call", lambda command, env: seen.append(command) or 0)
+    assert main(["lab", "--allow-root", "--no-browser"]) == 0
+    assert "--allow-root" in seen[0] and "--no-browser" in seen[0]
+
+
+def test_serve__unknown_option__is_a_usage_error() -> None:
+    """Only `lab` passes unknown options on; `serve --allow-root` is refused with exit 2."""
+    with pytest.raises(SystemExit) as info:
+        main(["serve", "--allow-root"])
+    assert info.value.code == 2
