@@ -74,7 +74,11 @@ def _lab(args: argparse.Namespace) -> int:
         env[ENV_EMBEDDED_URL] = endpoint.url
         print(f"labkit: embedded DynamoDB endpoint on {endpoint.url}; the notebooks' kernels share it")
     extra = [arg for arg in args.jupyter_args if arg != "--"]
-    command = [jupyter, "lab", f"--notebook-dir={notebooks}", "--ServerApp.ip=127.0.0.1", *extra]
+    # Loopback unless the caller chose an address on purpose (the docker compose service must
+    # listen on the container's interface); jupyter refuses the option given twice.
+    chose_ip = any(arg.split("=")[0] in ("--ip", "--ServerApp.ip") for arg in extra)
+    loopback = [] if chose_ip else ["--ServerApp.ip=127.0.0.1"]
+    command = [jupyter, "lab", f"--notebook-dir={notebooks}", *loopback, *extra]
     if args.no_browser:
         command.append("--no-browser")
     try:

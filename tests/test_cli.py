@@ -179,3 +179,16 @@ def test_serve__unknown_option__is_a_usage_error() -> None:
     with pytest.raises(SystemExit) as info:
         main(["serve", "--allow-root"])
     assert info.value.code == 2
+
+
+def test_lab__explicit_ip__replaces_the_loopback_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compose service's `--ip=0.0.0.0` is passed once; jupyter refuses two ip options."""
+    import labkit.cli as cli
+
+    seen: list[list[str]] = []
+    monkeypatch.setenv("LABKIT_BACKEND", "local")
+    monkeypatch.setattr(cli.shutil, "which", lambda name: "/usr/bin/jupyter")
+    monkeypatch.setattr(cli.subprocess, "call", lambda command, env: seen.append(command) or 0)
+    assert main(["lab", "--no-browser", "--", "--ip=0.0.0.0", "--allow-root"]) == 0
+    ips = [arg for arg in seen[0] if arg.split("=")[0] in ("--ip", "--ServerApp.ip")]
+    assert ips == ["--ip=0.0.0.0"]
