@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
+from matplotlib.textpath import TextPath
 
 from .errors import ValidationError
 from .invariants import overwrites
@@ -33,6 +34,10 @@ MARK_HATCH = "//"
 GOOD_COLOR = "#D8F0D8"
 BAD_COLOR = "#F4C7C3"
 NEUTRAL_COLOR = "#FFFFFF"
+#: Text written outside the bars, and the paleness of calls made after the forced order.
+TEXT_COLOR = "#333333"
+FREE_ALPHA = 0.55
+LABEL_SIZE = 8
 
 Marks = Mapping[tuple[str, int], str]
 
@@ -58,6 +63,21 @@ def detected_marks(history: pd.DataFrame) -> dict[tuple[str, int], str]:
     return marks
 
 
+def _text_width(text: str, fontsize: float) -> float:
+    """The width of ``text`` in points at ``fontsize`` (widest line), measured from the glyphs."""
+    return max(TextPath((0, 0), line, size=fontsize).get_extents().width for line in text.split("\n"))
+
+
+def _forced_end(history: pd.DataFrame) -> float | None:
+    """When the last call of the forced order ended (s), if calls ran after it; else None."""
+    if "turn" not in history.columns or history.empty:
+        return None
+    forced = history["turn"].notna()
+    if forced.all() or not forced.any():
+        return None
+    return float(history.loc[forced, "end"].max())
+
+
 def timeline(
     res: Interleaving | pd.DataFrame,
     marks: Marks | None = None,
@@ -72,7 +92,10 @@ def timeline(
     are hatched and labelled above the bar. Without marks and with ``detect=True`` the
     marks come from :func:`detected_marks`: a read whose value another actor's write made
     stale before the reader wrote (see :func:`labkit.invariants.overwrites`). Failed calls
-    are red and labelled with their error code. Times are milliseconds since the run began.
+    are red, with their error code written in full under the bar. A label that does not fit
+    inside its bar is written under it, never cut. Calls that ran after the forced order
+    (a retry, say: ``turn`` is empty in the history) are drawn paler, right of a dashed line
+    where the forced order ended. Times are milliseconds since the run began.
     """
     history = res if isinstance(res, pd.DataFrame) else res.history
     if "actor" not in history.columns or "operation" not in history.columns:
@@ -84,35 +107,59 @@ def timeline(
     else:
         actors = list(dict.fromkeys([*res.order, *history["actor"]]))
     lanes = {actor: i for i, actor in enumerate(actors)}
-    fig, axes = _axes(ax, (9, 1.2 + 0.9 * max(len(actors), 1)))
+    size = (9.0, 1.6 + 1.1 * max(len(actors), 1))
+    fig, axes = _axes(ax, size)
+    x_max = 1000 * float(history["end"].max()) * 1.04 if len(history) else 1.0
+    # points per millisecond, to decide whether a label fits in its bar (the axes take
+    # roughly the figure's width less the lane labels)
+    fig_width_pt = fig.get_size_inches()[0] * 72
+    pt_per_ms = max(fig_width_pt - 90, 100) / x_max
+    forced_end = _forced_end(history)
     for call in history.to_dict("records"):
         y = lanes[call["actor"]]
         start, width = 1000 * call["start"], 1000 * (call["end"] - call["start"])
         failed = call["outcome"] != "ok"
+        free = "turn" in call and pd.isna(call["turn"]) and forced_end is not None
         mark = marks.get((str(call["actor"]), int(call["seq"])))
         axes.barh(
             y, width, left=start, height=0.6, color=ERROR_COLOR if failed else OK_COLOR,
+            alpha=FREE_ALPHA if free else 1.0,
             edgecolor=MARK_COLOR if mark else "white", linewidth=2 if mark else 0.5,
             hatch=MARK_HATCH if mark else None,
         )
         label = str(call["operation"])
         if show_keys and call.get("key"):
             label += f"\n{call['key']}"
+        below: list[str] = []
+        if _text_width(label, LABEL_SIZE) + 4 <= width * pt_per_ms:
+            axes.text(start + width / 2, y, label, ha="center", va="center", fontsize=LABEL_SIZE,
+                      color="white")
+        else:
+            below.append(label)
         if failed:
-            label += f"\n{str(call['outcome']).removesuffix('Exception')}"
-        axes.text(start + width / 2, y, label, ha="center", va="center", fontsize=8,
-                  color="white", clip_on=True)
+            below.append(str(call["outcome"]).removesuffix("Exception"))
+        if below:
+            axes.text(start + width / 2, y + 0.33, "\n".join(below), ha="center", va="top",
+                      fontsize=LABEL_SIZE, color=ERROR_COLOR if failed else TEXT_COLOR)
         if mark:
             axes.annotate(mark, (start + width / 2, y - 0.3), xytext=(0, 3),
                           textcoords="offset points", ha="center", va="bottom", fontsize=8,
                           color=MARK_COLOR, fontweight="bold")
     axes.set_yticks(range(len(actors)), [f"actor {a}" for a in actors])
-    axes.set_ylim(len(actors) - 0.4, -0.8)
-    axes.set_xlim(left=0)
+    axes.set_ylim(len(actors) - 0.05, -0.8)
+    axes.set_xlim(0, x_max)
     axes.set_xlabel("time since the run began (ms)")
     title = "" if isinstance(res, pd.DataFrame) else f"order {res.label}"
-    axes.set_title(title, loc="left")
     handles = [Patch(color=OK_COLOR, label="ok"), Patch(color=ERROR_COLOR, label="error")]
+    if forced_end is not None:
+        free_calls = int(history["turn"].isna().sum())
+        end_ms = 1000 * forced_end
+        axes.axvline(end_ms, color=TEXT_COLOR, linestyle="--", linewidth=1)
+        axes.text(end_ms, -0.78, " forced order ends;\n later calls run freely", ha="left",
+                  va="top", fontsize=LABEL_SIZE, color=TEXT_COLOR)
+        title += f"{' + ' if title else ''}{free_calls} call(s) after it"
+        handles.append(Patch(color=OK_COLOR, alpha=FREE_ALPHA, label="after the forced order"))
+    axes.set_title(title, loc="left")
     if marks:
         handles.append(Patch(facecolor="white", edgecolor=MARK_COLOR, hatch=MARK_HATCH,
                              label="marked"))

@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
@@ -17,6 +18,7 @@ from labkit.backend import Connection  # noqa: E402
 from labkit.errors import ValidationError  # noqa: E402
 from labkit.plots import (  # noqa: E402
     BAD_COLOR,
+    FREE_ALPHA,
     GOOD_COLOR,
     detected_marks,
     outcome_css,
@@ -95,7 +97,7 @@ def test_timeline__history_frame_and_explicit_marks__lanes_bars_and_error_colour
     hatched = [b for b in bars(fig) if b.get_hatch()]
     assert len(hatched) == 1
     assert "the read that matters" in [t.get_text() for t in ax.texts]
-    assert "UpdateItem\nConditionalCheckFailed" in [t.get_text() for t in ax.texts]
+    assert "ConditionalCheckFailed" in [line for t in ax.texts for line in t.get_text().split("\n")]
 
 
 def test_timeline__given_ax__draws_there_and_returns_its_figure() -> None:
@@ -172,3 +174,61 @@ def test_style_outcomes__anomalous_rows__shaded_red() -> None:
     assert BAD_COLOR in html and "A B A B" in html
     with pytest.raises(ValidationError, match="no column 'nope'"):
         style_outcomes(outcome_table(), "nope")
+
+
+def retry_history() -> pd.DataFrame:
+    """A forced A B A B where B's write fails its condition and B retries after the order."""
+    rows = [
+        ("A", 0, 0, "GetItem", 0.001, 0.005, "ok"),
+        ("B", 0, 1, "GetItem", 0.005, 0.0065, "ok"),
+        ("A", 1, 2, "UpdateItem", 0.008, 0.012, "ok"),
+        ("B", 1, 3, "UpdateItem", 0.012, 0.0145, "ConditionalCheckFailedException"),
+        ("B", 2, None, "GetItem", 0.024, 0.0252, "ok"),
+        ("B", 3, None, "UpdateItem", 0.026, 0.033, "ok"),
+    ]
+    frame = pd.DataFrame(
+        [{"actor": a, "seq": s, "turn": t, "operation": op, "key": "K", "start": t0, "end": t1,
+          "outcome": out, "retries": 0} for a, s, t, op, t0, t1, out in rows],
+        columns=list(HISTORY_COLUMNS),
+    )
+    frame["turn"] = frame["turn"].astype("Int64")
+    return frame
+
+
+def test_timeline__short_and_failed_calls__every_label_whole_and_inside_its_bar_or_the_axes() -> None:
+    """No label is cut: each sits inside its bar, or (too long for it) under it within the axes."""
+    fig = timeline(retry_history())
+    FigureCanvasAgg(fig).draw()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    ax = fig.axes[0]
+    ax_box = ax.get_window_extent(renderer)
+    boxes = [b.get_window_extent(renderer) for b in bars(fig)]
+    lines = [line for t in ax.texts for line in t.get_text().split("\n")]
+    assert "ConditionalCheckFailed" in lines  # the full code, on its own line under the bar
+    for text in ax.texts:
+        box = text.get_window_extent(renderer)
+        assert ax_box.x0 - 1 <= box.x0 and box.x1 <= ax_box.x1 + 1, f"{text.get_text()!r} leaves the axes"
+        inside = [b for b in boxes if b.overlaps(box)]
+        for bar in inside:  # a label that touches a bar lies wholly within it
+            assert bar.x0 <= box.x0 and box.x1 <= bar.x1, f"{text.get_text()!r} is cut by its bar"
+    assert lines.count("GetItem") == 3
+    assert any(t.get_text() == "GetItem" and t.get_color() != "white" for t in ax.texts)
+
+
+def test_timeline__retry_after_the_order__dashed_boundary_and_pale_bars() -> None:
+    """Calls with no turn ran after the forced order: a dashed line at its end, paler bars."""
+    fig = timeline(retry_history())
+    ax = fig.axes[0]
+    [line] = ax.lines
+    assert line.get_linestyle() == "--" and list(line.get_xdata()) == [14.5, 14.5]
+    assert any(t.get_text().startswith(" forced order ends") for t in ax.texts)
+    alphas = [b.get_alpha() for b in bars(fig)]
+    assert alphas == [1.0, 1.0, 1.0, 1.0, FREE_ALPHA, FREE_ALPHA]
+    assert "after the forced order" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_timeline__every_call_in_the_order__no_boundary_drawn() -> None:
+    """Without calls after the order there is no boundary line and every bar is opaque."""
+    fig = timeline(fake_history())
+    assert len(fig.axes[0].lines) == 0
+    assert {b.get_alpha() for b in bars(fig)} == {1.0}
