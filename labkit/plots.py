@@ -38,6 +38,8 @@ NEUTRAL_COLOR = "#FFFFFF"
 TEXT_COLOR = "#333333"
 FREE_ALPHA = 0.55
 LABEL_SIZE = 8
+#: Height of one label line under a bar, in lane units.
+LINE_STEP = 0.16
 
 Marks = Mapping[tuple[str, int], str]
 
@@ -115,6 +117,8 @@ def timeline(
     fig_width_pt = fig.get_size_inches()[0] * 72
     pt_per_ms = max(fig_width_pt - 90, 100) / x_max
     forced_end = _forced_end(history)
+    # per lane: where the last label written under a bar ends (ms), and how many lines it took
+    under: dict[str, tuple[float, int]] = {}
     for call in history.to_dict("records"):
         y = lanes[call["actor"]]
         start, width = 1000 * call["start"], 1000 * (call["end"] - call["start"])
@@ -139,14 +143,22 @@ def timeline(
         if failed:
             below.append(str(call["outcome"]).removesuffix("Exception"))
         if below:
-            axes.text(start + width / 2, y + 0.33, "\n".join(below), ha="center", va="top",
-                      fontsize=LABEL_SIZE, color=ERROR_COLOR if failed else TEXT_COLOR)
+            text = "\n".join(below)
+            half = _text_width(text, LABEL_SIZE) / 2 / pt_per_ms + 0.5 / pt_per_ms
+            centre = start + width / 2
+            lines = text.count("\n") + 1
+            last_end, last_lines = under.get(call["actor"], (float("-inf"), 0))
+            drop = LINE_STEP * last_lines if centre - half < last_end else 0.0  # do not overlap
+            axes.text(centre, y + 0.33 + drop, text, ha="center", va="top", zorder=3,
+                      fontsize=LABEL_SIZE, color=ERROR_COLOR if failed else TEXT_COLOR,
+                      bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
+            under[call["actor"]] = (centre + half, lines + (last_lines if drop else 0))
         if mark:
             axes.annotate(mark, (start + width / 2, y - 0.3), xytext=(0, 3),
                           textcoords="offset points", ha="center", va="bottom", fontsize=8,
                           color=MARK_COLOR, fontweight="bold")
     axes.set_yticks(range(len(actors)), [f"actor {a}" for a in actors])
-    axes.set_ylim(len(actors) - 0.05, -0.8)
+    axes.set_ylim(len(actors) + 0.1, -0.8)
     axes.set_xlim(0, x_max)
     axes.set_xlabel("time since the run began (ms)")
     title = "" if isinstance(res, pd.DataFrame) else f"order {res.label}"
@@ -154,7 +166,7 @@ def timeline(
     if forced_end is not None:
         free_calls = int(history["turn"].isna().sum())
         end_ms = 1000 * forced_end
-        axes.axvline(end_ms, color=TEXT_COLOR, linestyle="--", linewidth=1)
+        axes.axvline(end_ms, color=TEXT_COLOR, linestyle="--", linewidth=1, zorder=1)
         axes.text(end_ms, -0.78, " forced order ends;\n later calls run freely", ha="left",
                   va="top", fontsize=LABEL_SIZE, color=TEXT_COLOR)
         title += f"{' + ' if title else ''}{free_calls} call(s) after it"

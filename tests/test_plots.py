@@ -232,3 +232,16 @@ def test_timeline__every_call_in_the_order__no_boundary_drawn() -> None:
     fig = timeline(fake_history())
     assert len(fig.axes[0].lines) == 0
     assert {b.get_alpha() for b in bars(fig)} == {1.0}
+
+
+def test_timeline__neighbouring_labels_under_bars__do_not_overlap() -> None:
+    """Two short calls side by side: their labels under the bars are stacked, not overlapped."""
+    fig = timeline(retry_history())
+    FigureCanvasAgg(fig).draw()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    under = [t for t in fig.axes[0].texts if t.get_va() == "top" and "forced" not in t.get_text()]
+    boxes = [t.get_window_extent(renderer) for t in under]
+    assert len(boxes) >= 3
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not a.overlaps(b)
