@@ -53,6 +53,7 @@ CELLS = [
     | `store.set_flags(...)` | `GetItem`, then a version-guarded `UpdateItem` (raw call: section 7); again on conflict |
     | `stored_item(store, sk)` | one strongly consistent `GetItem`, as plain Python values |
     | `store.with_client(client)` | none: the same store on another client (one per race-lab actor) |
+    | `fresh_item()` (defined in section 6) | `DeleteItem`, then `store.create()` |
     | `unsafe_set_flags`, `unsafe_scan_read` | anti-patterns, on purpose: `GetItem` + whole-item `PutItem`; a `Scan` |
     """),
     code("""
@@ -246,7 +247,7 @@ CELLS = [
     The price of failing closed: **failed reads are not cached**, so during throttling or a network flap
     *every* request re-reads — adding load to the struggling key — and gets the defaults: the app sits in
     maintenance mode. The alternative: serve the **last known good** flags for a bounded time (say 60 s)
-    after a failed read, then fall back to defaults — up through a short blip, at the risk of flags up to
+    after a failed read, then fall back to defaults: the app stays up through a short blip, at the risk of flags up to
     60 s stale. `FlagStore` offers only the strict behaviour; Optional D writes the ten-line wrapper.
 
     ## 6 · The lost-update race, forced
@@ -372,7 +373,10 @@ CELLS = [
     **Answer:** B's first `UpdateItem` is refused (A bumped the version between B's read and write); B
     re-reads and writes again — 2 attempts, both billed, nothing lost. The retry runs *after* the forced
     order (the race lab forces the first four calls and lets later ones run freely): the timeline draws
-    it paler, right of the dashed line. With `max_attempts=1` there is no second chance:
+    it paler, right of the dashed line.
+
+    > 🔮 **Predict:** with `max_attempts=1` (no second chance), what does B get in `A B A B`? And with the
+    > default retries, in how many of the 6 orders is a change lost?
     """),
     code("""
     # NBVAL_CHECK_OUTPUT
@@ -382,18 +386,16 @@ CELLS = [
                                 "B": lambda c: impatient.with_client(c).set_flags(B_CHANGE)}, "ABAB", conn=conn)
     print(f"{type(gave_up.errors['B']).__name__}: {gave_up.errors['B']}")
     assert isinstance(gave_up.errors["B"], RetriesExhausted) and lost_changes(store, BOTH) == ["maintenance_mode"]
-    """),
-    md("""
-    B's change was not written — and, unlike in the race, B *knows*. All 6 orders with the guard:
-    """),
-    code("""
-    # NBVAL_CHECK_OUTPUT
+
     after = all_interleavings(admins(safe_set), conn=conn, setup=fresh_item, outcome=outcome)
     assert (after["lost"] == "-").all(), "the fix is broken: an update was lost"
     assert set(after["version"]) == {3}, "the fix is broken: the version must count both changes"
     print(f"version-guarded update lost a change in {(after['lost'] != '-').sum()} of {len(after)} orders")
     """),
     md("""
+    **Answer:** B gets `RetriesExhausted`: its change was not written — but, unlike in the race, B
+    *knows*. With retries, no change is lost in any order, and the version counts both.
+
     ## 8 · When a singleton is the wrong shape
 
     Keep it small (reads cost 4 KB steps; labkit warns when a write crosses one and refuses items over
@@ -453,7 +455,7 @@ CELLS = [
     md("""
     ## Optional B · Transactions in one minute
 
-    Section C's `retire()` uses a transaction, so here is what one is. `TransactWriteItems` sends up to
+    Optional C's `retire()` uses a transaction, so here is what one is. `TransactWriteItems` sends up to
     **100 actions** (`Put`, `Update`, `Delete`, `ConditionCheck`) on up to 100 distinct items, at most
     **4 MB** in total, and applies **all of them or none**. A `ConditionCheck` writes nothing: it only
     makes the transaction depend on a condition on another item. Each action carries its own

@@ -170,8 +170,10 @@ CELLS = [
     A GSI is **eventually consistent**: DynamoDB copies writes to the index asynchronously, so the read
     meant to guard your write can be stale by design, and DynamoDB refuses a strongly consistent read on
     a GSI. But staleness is not the real problem: the embedded endpoint updates its index synchronously
-    and the race still happened. Swap the Query for a **strongly consistent Scan** of the base table
-    (`read="scan"`): the same 4 orders duplicate. The gap between *any* read and the write is the race.
+    and the race still happened. So swap the Query for a **strongly consistent Scan** of the base table
+    (`read="scan"`).
+
+    > 🔮 **Predict:** with a strongly consistent read, how many of the 6 orders duplicate?
     """),
     code("""
     # NBVAL_CHECK_OUTPUT
@@ -187,7 +189,8 @@ CELLS = [
     print("duplicates with a strongly consistent Scan:", ", ".join(sorted(RACY)))
     """),
     md("""
-    The fix is not a fresher check; it is a write that refuses to land on a taken value.
+    **Answer:** the same 4. The gap between *any* read and the write is the race. The fix is not a
+    fresher check; it is a write that refuses to land on a taken value.
 
     ## 4 · The marker-item model
 
@@ -285,7 +288,7 @@ CELLS = [
     """),
     md("""
     Bad input never reaches DynamoDB: an empty or malformed email, an empty username, a value whose
-    marker key would pass DynamoDB's 2,048-byte partition-key limit, an unknown field or a field given
+    marker key would exceed DynamoDB's 2,048-byte partition-key limit, an unknown field or a field given
     twice raise `ValidationError` before any request. The email check is deliberately loose (one `@`,
     something before it, a dot inside the domain, no whitespace): it catches typos; it cannot prove the
     mailbox exists.
@@ -325,8 +328,10 @@ CELLS = [
     md("""
     **The trap: a lock treated as fire-and-forget.** Delete only the account item — as code that forgot
     the markers would — and its markers stay behind: nobody can register that email or username again.
-    The audit (a Scan, then checks) finds such **orphan markers**; `repair` deletes each one, guarded by
-    the marker's recorded owner and by a check that the owner's account still does not hold the value.
+    The audit (a Scan, then checks) finds such **orphan markers**; `repair` deletes each one in a
+    transaction: the Delete is guarded by `owner = <recorded owner>`, and a `ConditionCheck` requires that
+    owner's account to be gone or to hold a different value — so a marker that became valid again in
+    the meantime is kept.
     """),
     code("""
     # NBVAL_CHECK_OUTPUT
