@@ -8,6 +8,7 @@ builder can indent its cell text like ordinary Python.
 from __future__ import annotations
 
 import textwrap
+from typing import cast
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
@@ -15,17 +16,17 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 def md(text: str) -> nbformat.NotebookNode:
     """A markdown cell."""
-    return new_markdown_cell(textwrap.dedent(text).strip("\n"))
+    return cast(nbformat.NotebookNode, new_markdown_cell(textwrap.dedent(text).strip("\n")))  # type: ignore[no-untyped-call]
 
 
 def code(text: str) -> nbformat.NotebookNode:
     """A code cell (outputs come from executing the notebook)."""
-    return new_code_cell(textwrap.dedent(text).strip("\n"))
+    return cast(nbformat.NotebookNode, new_code_cell(textwrap.dedent(text).strip("\n")))  # type: ignore[no-untyped-call]
 
 
 def write(path: str, cells: list[nbformat.NotebookNode]) -> None:
     """Write ``cells`` as a python3 notebook at ``path`` (no outputs yet)."""
-    nb = new_notebook(cells=cells)
+    nb = new_notebook(cells=cells)  # type: ignore[no-untyped-call]
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
     nb.metadata["language_info"] = {"name": "python"}
-    nbformat.write(nb, path)
+    nbformat.write(nb, path)  # type: ignore[no-untyped-call]

@@ -84,7 +84,7 @@ def _code(cell: nbformat.NotebookNode, load: Load) -> None:
 
 def measure(path: str) -> tuple[Load, Load]:
     """(core, optional) loads of the notebook at ``path``."""
-    nb = nbformat.read(path, as_version=4)
+    nb = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
     core, optional = Load(), Load()
     current = core
     for cell in nb.cells:
