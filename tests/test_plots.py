@@ -8,6 +8,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
@@ -198,7 +199,7 @@ def retry_history() -> pd.DataFrame:
 def test_timeline__short_and_failed_calls__every_label_whole_and_inside_its_bar_or_the_axes() -> None:
     """No label is cut: each sits inside its bar, or (too long for it) under it within the axes."""
     fig = timeline(retry_history())
-    FigureCanvasAgg(fig).draw()
+    FigureCanvasAgg(fig).draw()  # type: ignore[no-untyped-call]
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
     ax = fig.axes[0]
     ax_box = ax.get_window_extent(renderer)
@@ -220,11 +221,13 @@ def test_timeline__retry_after_the_order__dashed_boundary_and_pale_bars() -> Non
     fig = timeline(retry_history())
     ax = fig.axes[0]
     [line] = ax.lines
-    assert line.get_linestyle() == "--" and list(line.get_xdata()) == [14.5, 14.5]
+    assert line.get_linestyle() == "--" and np.asarray(line.get_xdata()).tolist() == [14.5, 14.5]
     assert any(t.get_text().startswith(" forced order ends") for t in ax.texts)
     alphas = [b.get_alpha() for b in bars(fig)]
     assert alphas == [1.0, 1.0, 1.0, 1.0, FREE_ALPHA, FREE_ALPHA]
-    assert "after the forced order" in [t.get_text() for t in ax.get_legend().get_texts()]
+    legend = ax.get_legend()
+    assert legend is not None
+    assert "after the forced order" in [t.get_text() for t in legend.get_texts()]
 
 
 def test_timeline__every_call_in_the_order__no_boundary_drawn() -> None:
@@ -237,9 +240,9 @@ def test_timeline__every_call_in_the_order__no_boundary_drawn() -> None:
 def test_timeline__neighbouring_labels_under_bars__do_not_overlap() -> None:
     """Two short calls side by side: their labels under the bars are stacked, not overlapped."""
     fig = timeline(retry_history())
-    FigureCanvasAgg(fig).draw()
+    FigureCanvasAgg(fig).draw()  # type: ignore[no-untyped-call]
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
-    under = [t for t in fig.axes[0].texts if t.get_va() == "top" and "forced" not in t.get_text()]
+    under = [t for t in fig.axes[0].texts if t.get_verticalalignment() == "top" and "forced" not in t.get_text()]
     boxes = [t.get_window_extent(renderer) for t in under]
     assert len(boxes) >= 3
     for i, a in enumerate(boxes):
