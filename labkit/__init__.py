@@ -22,9 +22,12 @@ from .errors import (
     LabkitError,
     LabkitWarning,
     NotFound,
+    OutcomeUnknown,
     RaceError,
     RetriesExhausted,
+    StaleAccount,
     TableError,
+    Throttled,
     TransactionCancelled,
     TransactionConflict,
     UnknownFlag,
@@ -35,6 +38,7 @@ from .lab import setup_lab
 from .races import Interleaving, all_interleavings, run_interleaving, stress, sweep
 from .singleton import Flag, FlagRead, FlagSchema, FlagStore, UpdateResult
 from .table import delete_table, ensure_table, reset_table
+from .uniqueness import UniqueRegistry
 
 __version__ = "0.1.0"
 
@@ -59,11 +63,15 @@ __all__ = [
     "LabkitError",
     "LabkitWarning",
     "NotFound",
+    "OutcomeUnknown",
     "RaceError",
     "RetriesExhausted",
+    "StaleAccount",
     "TableError",
+    "Throttled",
     "TransactionCancelled",
     "TransactionConflict",
+    "UniqueRegistry",
     "UnknownFlag",
     "UpdateResult",
     "ValidationError",

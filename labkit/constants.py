@@ -17,6 +17,8 @@ READ_UNIT_BYTES: Final = 4 * 1024
 WRITE_UNIT_BYTES: Final = 1024
 #: Most actions in one TransactWriteItems / TransactGetItems.
 MAX_TRANSACT_ITEMS: Final = 100
+#: Most requests in one BatchWriteItem.
+MAX_BATCH_WRITE_ITEMS: Final = 25
 #: How long DynamoDB remembers a ClientRequestToken.
 CLIENT_REQUEST_TOKEN_TTL_SECONDS: Final = 600
 #: Longest ClientRequestToken DynamoDB accepts.

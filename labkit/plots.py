@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from .errors import ValidationError
-from .invariants import overwrites
+from .races.history import overwrites
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

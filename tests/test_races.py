@@ -13,11 +13,11 @@ from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConn
 
 from labkit.backend import Connection
 from labkit.errors import ConflictError, RaceError, ValidationError
+from labkit.races.stress import _progress_enabled
 from labkit.races import (
     HISTORY_COLUMNS,
     STRESS_COLUMNS,
     Interleaving,
-    _progress_enabled,
     all_interleavings,
     call_key,
     count_calls,

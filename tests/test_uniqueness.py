@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError, ConnectionClosedError
+from botocore.exceptions import ClientError
 
 from labkit import uniqueness as u
 from labkit.backend import Connection
@@ -21,6 +21,7 @@ from labkit.errors import (
     ValidationError,
     ValueTaken,
 )
+from labkit.errors import ConnectionClosedError, OutcomeUnknown, StaleAccount
 from labkit.races import all_interleavings, run_interleaving
 
 ADA = "ada@lovelace.io"
@@ -188,10 +189,10 @@ def test_register__custom_fields__uses_configured_namespaces(tconn: Connection) 
     assert info.value.fields == {"phone": "+44 20 7946 0000"}
 
 
-def test_register__existing_account_id__raises_transaction_conflict(tconn: Connection) -> None:
+def test_register__existing_account_id__raises_stale_account(tconn: Connection) -> None:
     """Slot 0 (the account) failing means the id exists: a conflict, not a taken value."""
     reg = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
-    with pytest.raises(TransactionConflict, match="already exists") as info:
+    with pytest.raises(StaleAccount, match="already exists") as info:
         u.register(tconn.client, tconn.table_name, email="b@b.io", username="b", account_id=reg.account_id)
     assert info.value.reason_codes[0] == "ConditionalCheckFailed"
 
@@ -222,7 +223,7 @@ def slots() -> list[Any]:
 def test_translate_error__transaction_conflict__is_a_retryable_conflict_error() -> None:
     """TransactionConflict in any slot -> ConflictError (retryable) with reasons in order."""
     err = u.translate_error(cancelled("None", "TransactionConflict", "None"), slots(), "registering")
-    assert isinstance(err, ConflictError) and isinstance(err, TransactionCancelled)
+    assert isinstance(err, ConflictError) and not isinstance(err, TransactionCancelled)
     assert not isinstance(err, ValueTaken)
     assert err.reason_codes == ("None", "TransactionConflict", "None")
 
@@ -245,7 +246,7 @@ def test_translate_error__other_code__is_dynamo_error_with_code() -> None:
     """Any other DynamoDB error keeps its code."""
     exc = ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow down"}}, "TransactWriteItems")
     err = u.translate_error(exc, [], "registering")
-    assert type(err) is DynamoError and err.code == "ThrottlingException"
+    assert isinstance(err, DynamoError) and err.code == "ThrottlingException"
 
 
 # --- idempotent retry ---
@@ -338,11 +339,11 @@ def test_change_username__free_value__moves_the_handle_marker(tconn: Connection)
     assert keys(tconn) == sorted([f"ACCT#{reg.account_id}", f"UNIQ#EMAIL#{ADA}", "UNIQ#HANDLE#countess"])
 
 
-def test_change_email__old_marker_missing__raises_transaction_conflict(tconn: Connection) -> None:
+def test_change_email__old_marker_missing__raises_stale_account(tconn: Connection) -> None:
     """If the old marker is not this account's, the guarded Delete cancels the whole change."""
     reg = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
     tconn.client.delete_item(TableName=tconn.table_name, Key={"PK": {"S": f"UNIQ#EMAIL#{ADA}"}, "SK": {"S": "LOCK"}})
-    with pytest.raises(TransactionConflict, match="audit") as info:
+    with pytest.raises(StaleAccount, match="audit") as info:
         u.change_email(tconn.client, tconn.table_name, reg.account_id, "new@lovelace.io")
     assert info.value.reason_codes == ("None", "ConditionalCheckFailed", "None")
     assert "UNIQ#EMAIL#new@lovelace.io" not in keys(tconn)
@@ -384,7 +385,7 @@ def test_delete_account__marker_owned_by_someone_else__deletes_nothing(tconn: Co
         Item={"PK": {"S": "UNIQ#HANDLE#ada"}, "SK": {"S": "LOCK"}, "owner": {"S": "intruder"}},
     )
     before = items(tconn)
-    with pytest.raises(TransactionConflict) as info:
+    with pytest.raises(StaleAccount) as info:
         u.delete_account(tconn.client, tconn.table_name, reg.account_id)
     assert info.value.reason_codes == ("None", "None", "ConditionalCheckFailed")
     assert items(tconn) == before
@@ -521,7 +522,7 @@ def test_seed_transaction__sent_as_written__writes_its_three_items(tconn: Connec
     """The article's JSON (table name substituted) works; sending it again is cancelled."""
     u.send_seed_transaction(tconn.client, tconn.table_name)
     assert keys(tconn) == ["ACCT#a1f9c3", f"UNIQ#EMAIL#{ADA}", "UNIQ#HANDLE#ada"]
-    with pytest.raises(TransactionCancelled) as info:
+    with pytest.raises(StaleAccount) as info:
         u.send_seed_transaction(tconn.client, tconn.table_name)
     assert info.value.reason_codes == ("ConditionalCheckFailed",) * 3
 
