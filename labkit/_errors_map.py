@@ -21,6 +21,7 @@ from contextlib import contextmanager
 
 from botocore import exceptions as bce
 
+from .constants import MAX_ITEM_BYTES
 from .errors import (
     BackendUnavailable,
     ConfigurationError,
@@ -28,6 +29,7 @@ from .errors import (
     ConnectionClosedError,
     DynamoError,
     IdempotencyMismatch,
+    ItemTooLarge,
     LabkitError,
     OutcomeUnknown,
     ReadTimeoutError,
@@ -88,6 +90,8 @@ def from_client_error(exc: bce.ClientError, action: str, table: str | None = Non
             "wait for it, then resend the same request",
             code,
         )
+    if code == "ValidationException" and "size" in message.lower() and "exceeded" in message.lower():
+        return ItemTooLarge(0, MAX_ITEM_BYTES, refused=message)
     if code in THROTTLING_CODES:
         return Throttled(f"{where} was throttled ({code}); nothing was written — back off and retry", code)
     return DynamoError(f"{where} failed: {code}: {message}", code)

@@ -12,7 +12,8 @@
     ├── ValidationError             bad input caught before anything was written
     │   ├── UnknownFlag             a flag name the settings item does not declare
     │   ├── FlagTypeError           a flag value of the wrong type
-    │   └── ItemTooLarge            an item over DynamoDB's 400 KB limit
+    │   ├── ItemTooLarge            an item over DynamoDB's 400 KB limit
+    │   └── LookAlikeValue          a unique value with an invisible/control character or mixed scripts
     ├── DynamoError                 DynamoDB answered with an error; ``code``, ``reasons``, ``__cause__``
     │   ├── ConflictError           someone else changed the item first: re-read and retry
     │   │   ├── RetriesExhausted    ... and the bounded retries ran out
@@ -88,11 +89,12 @@ class FlagTypeError(ValidationError, TypeError):
 class ItemTooLarge(ValidationError):
     """An item larger than DynamoDB's 400 KB item limit."""
 
-    def __init__(self, size: int, limit: int) -> None:
+    def __init__(self, size: int, limit: int, refused: str = "") -> None:
         self.size = size
         self.limit = limit
+        what = f"DynamoDB refused the item as too large ({refused})" if refused else f"item would be {size:,} bytes"
         super().__init__(
-            f"item would be {size:,} bytes, over DynamoDB's {limit:,}-byte item limit; "
+            f"{what}, over DynamoDB's {limit:,}-byte item limit; "
             "nothing was written. Move large values to S3 and store a pointer."
         )
 
@@ -112,6 +114,18 @@ class ConnectionClosedError(OutcomeUnknown):
 
 class ReadTimeoutError(OutcomeUnknown):
     """DynamoDB's answer did not arrive within the read timeout."""
+
+
+class LookAlikeValue(ValidationError):
+    """A unique value that could pass for another: an invisible or control character, or a
+    label mixing Latin with Cyrillic or Greek. ``field``, ``char`` (the offending character)
+    and ``position`` (its index in the value) say where."""
+
+    def __init__(self, message: str, field: str, char: str, position: int) -> None:
+        super().__init__(message)
+        self.field = field
+        self.char = char
+        self.position = position
 
 
 class DynamoError(LabkitError):
@@ -292,6 +306,7 @@ __all__ = [
     "ItemTooLarge",
     "LabkitError",
     "LabkitWarning",
+    "LookAlikeValue",
     "NotFound",
     "OUTCOME_ERRORS",
     "OutcomeUnknown",

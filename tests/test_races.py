@@ -13,7 +13,6 @@ from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConn
 
 from labkit.backend import Connection
 from labkit.errors import ConflictError, RaceError, ValidationError
-from labkit.races.stress import _progress_enabled
 from labkit.races import (
     HISTORY_COLUMNS,
     STRESS_COLUMNS,
@@ -27,6 +26,7 @@ from labkit.races import (
     stress,
     sweep,
 )
+from labkit.races.stress import _progress_enabled
 
 KEY = {"PK": {"S": "COUNTER"}, "SK": {"S": "C"}}
 

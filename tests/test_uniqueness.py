@@ -13,15 +13,15 @@ from labkit import uniqueness as u
 from labkit.backend import Connection
 from labkit.errors import (
     ConflictError,
+    ConnectionClosedError,
     DynamoError,
     IdempotencyMismatch,
     NotFound,
+    StaleAccount,
     TransactionCancelled,
-    TransactionConflict,
     ValidationError,
     ValueTaken,
 )
-from labkit.errors import ConnectionClosedError, OutcomeUnknown, StaleAccount
 from labkit.races import all_interleavings, run_interleaving
 
 ADA = "ada@lovelace.io"

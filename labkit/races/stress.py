@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from botocore.exceptions import BotoCoreError, ClientError
 
-from ..errors import OUTCOME_ERRORS, RaceError, ValidationError, error_code
+from ..errors import OUTCOME_ERRORS, LabkitError, RaceError, ValidationError, error_code
 from .gate import _Probe, _Tally
 from .types import Op
 
@@ -68,7 +68,10 @@ def _worker(
         ok, code, result = True, None, None
         try:
             result = op(probe.client, worker, seq)
-        except (ClientError, BotoCoreError, *OUTCOME_ERRORS) as exc:
+        except (ClientError, BotoCoreError, LabkitError) as exc:
+            if isinstance(exc, LabkitError) and not isinstance(exc, OUTCOME_ERRORS):
+                stop.set()
+                raise
             ok, code = False, error_code(exc)
         except BaseException:
             stop.set()

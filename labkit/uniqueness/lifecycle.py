@@ -23,7 +23,8 @@ from .keys import (
     marker_key,
 )
 from .normalise import normalise_value
-from .reasons import _Slot, _transact, named_errors
+from .reasons import _Slot, named_errors
+from .resend import Prepared, send_once
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -60,12 +61,28 @@ def change_value(
     Claims the new marker (attribute_not_exists), releases the old one (guarded by owner),
     and updates the account (guarded by its current value). Raises :class:`ValueTaken` if
     the new value is someone else's; nothing changes then.
+
+    Safe to retry: pass the same ``token`` after a lost answer (or an OutcomeUnknown) and the
+    identical request is resent, so DynamoDB applies it once and the retry returns True too.
     """
     check_fields(fields)
     namespace = _check_field(field_name, fields)
     value = normalise_value(field_name, new_value, namespace)
     request_token = check_token(token)
     _check_account_id(account_id)
+    key = ("change", table, request_token, account_id, field_name, value)
+    return send_once(
+        client,
+        key,
+        request_token,
+        token is not None,
+        lambda: _prepare_change(client, table, account_id, field_name, value, namespace),
+    )
+
+
+def _prepare_change(
+    client: DynamoDBClient, table: str, account_id: str, field_name: str, value: str, namespace: str
+) -> Prepared[bool] | bool:
     account = _require_account(client, table, account_id)
     old = account.get(field_name)
     if old == value:
@@ -112,14 +129,13 @@ def change_value(
         }
     )
     slots.append(_Slot("guard", f"account {account_id} with {field_name} {old!r}"))
-    _transact(client, actions, slots, request_token, f"changing {field_name} of {account_id}")
-    return True
+    return Prepared(actions, slots, f"changing {field_name} of {account_id}", True)
 
 
 def change_email(
     client: DynamoDBClient, table: str, account_id: str, new_email: str, *, token: str | None = None
 ) -> bool:
-    """Change an account's email (see :func:`change_value`)."""
+    """Change an account's email (see :func:`change_value`); safe to retry with the same ``token``."""
     return change_value(client, table, account_id, "email", new_email, token=token)
 
 
@@ -131,7 +147,7 @@ def change_username(
     *,
     token: str | None = None,
 ) -> bool:
-    """Change an account's username (see :func:`change_value`)."""
+    """Change an account's username (see :func:`change_value`); safe to retry with the same ``token``."""
     return change_value(client, table, account_id, "username", new_username, token=token)
 
 
@@ -147,10 +163,23 @@ def delete_account(
 
     The account Delete is guarded by its current values, each marker Delete by its owner,
     so a concurrent change cancels the delete instead of stranding a marker.
+
+    Safe to retry: pass the same ``token`` after a lost answer (or an OutcomeUnknown); the
+    identical request is resent and the retry returns the same account instead of raising
+    :class:`NotFound`. Without a pinned token a retry finds no account and raises NotFound.
     """
     check_fields(fields)
     request_token = check_token(token)
     _check_account_id(account_id)
+    key = ("delete", table, request_token, account_id, tuple(fields.items()))
+    return send_once(
+        client, key, request_token, token is not None, lambda: _prepare_delete(client, table, account_id, fields)
+    )
+
+
+def _prepare_delete(
+    client: DynamoDBClient, table: str, account_id: str, fields: Mapping[str, str]
+) -> Prepared[dict[str, Any]]:
     account = _require_account(client, table, account_id)
     held = {f: str(account[f]) for f in fields if f in account}
     guard: ConditionBase = Attr("PK").exists()
@@ -177,8 +206,7 @@ def delete_account(
             }
         )
         slots.append(_Slot("release", f"the {f} marker {v!r} owned by {account_id}"))
-    _transact(client, actions, slots, request_token, f"deleting account {account_id}")
-    return account
+    return Prepared(actions, slots, f"deleting account {account_id}", account)
 
 
 __all__ = ["change_email", "change_username", "change_value", "delete_account", "get_account"]

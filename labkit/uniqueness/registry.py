@@ -177,9 +177,9 @@ def register(
 ) -> Registration:
     """Register an account and a marker per unique value in one guarded transaction.
 
-    ``register(client, table, email="ada@lovelace.io", username="ada")``. To retry after a lost
-    response, resend with the same ``account_id`` and ``token`` (or :func:`submit` the
-    same :class:`Registration`).
+    ``register(client, table, email="ada@lovelace.io", username="ada")``. Safe to retry: after a
+    lost response (:class:`~labkit.errors.OutcomeUnknown`), resend with the same ``account_id``
+    and ``token`` (or :func:`submit` the same :class:`Registration`) — DynamoDB applies it once.
     """
     registration = prepare_registration(
         values, fields=fields, attributes=attributes, account_id=account_id, token=token, **named
