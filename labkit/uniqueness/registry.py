@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
+from ..capacity import item_size
 from ..codec import from_wire, to_wire
 from ..errors import (
+    ItemTooLarge,
     ValidationError,
     ValueTaken,
 )
@@ -111,13 +113,17 @@ def prepare_registration(
             f"attributes may not set {', '.join(clash)}: keys, id and unique fields are set by "
             "labkit. Nothing was written"
         )
-    return Registration(
+    registration = Registration(
         account_id=_check_account_id(account_id) if account_id is not None else uuid.uuid4().hex,
         values={f: normalise_value(f, given[f], fields[f]) for f in fields},
         namespaces=dict(fields),
         token=check_token(token),
         attributes=extra,
     )
+    size = item_size(to_wire(registration.account_item()))
+    if size > C.MAX_ITEM_BYTES:
+        raise ItemTooLarge(size, C.MAX_ITEM_BYTES)
+    return registration
 
 
 def taken_values(client: DynamoDBClient, table: str, registration: Registration) -> dict[str, str]:
