@@ -42,13 +42,10 @@ FLAGS_SK_V2: Final = "FLAGS#V2"
 
 #: Uniqueness lesson keys: an account is PK="ACCT#<id>", SK="PROFILE";
 #: a marker is PK="UNIQ#<namespace>#<normalised value>", SK="LOCK", owner=<id>.
-ACCOUNT_PREFIX: Final = "ACCT#"
-ACCOUNT_SK: Final = "PROFILE"
-MARKER_PREFIX: Final = "UNIQ#"
-MARKER_SK: Final = "LOCK"
+ACCOUNT_PREFIX, ACCOUNT_SK = "ACCT#", "PROFILE"
+MARKER_PREFIX, MARKER_SK = "UNIQ#", "LOCK"
 #: Marker namespaces for the two unique fields the lesson protects by default.
-EMAIL_NAMESPACE: Final = "EMAIL"
-HANDLE_NAMESPACE: Final = "HANDLE"
+EMAIL_NAMESPACE, HANDLE_NAMESPACE = "EMAIL", "HANDLE"
 #: Longest email address that can be delivered (RFC 5321 path limit, minus the angle brackets).
 MAX_EMAIL_LENGTH: Final = 254
 

@@ -18,8 +18,6 @@ from .reasons import _Slot, named_errors
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-else:
-    DynamoDBClient = Any
 
 def email_in_use(client: DynamoDBClient, table: str, email: str, *, read: Literal["index", "scan"] = "index") -> bool:
     """Whether an account has this email: Query the GSI (eventually consistent), or Scan."""

@@ -23,8 +23,6 @@ from .reasons import _Slot, _transact
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-else:
-    DynamoDBClient = Any
 
 @dataclass(frozen=True)
 class AuditReport:

@@ -199,7 +199,6 @@ def check_uniqueness(
 
 
 __all__ = [
-    "DEFAULT_NAMESPACES",
     "FINDING_COLUMNS",
     "Finding",
     "check_uniqueness",

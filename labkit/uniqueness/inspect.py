@@ -15,8 +15,6 @@ from .reasons import named_errors
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-else:
-    DynamoDBClient = Any
 
 def account_items(
     client: DynamoDBClient,

@@ -17,9 +17,7 @@ from ..errors import (
 )
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
-else:
-    DynamoDBClient = Any
+    pass
 
 #: Which account attributes are unique, and the marker namespace each one uses.
 DEFAULT_FIELDS: Final[Mapping[str, str]] = MappingProxyType(

@@ -15,24 +15,19 @@ from ..errors import (
     ValidationError,
     ValueTaken,
 )
+from . import keys
 from .keys import (
     DEFAULT_FIELDS,
-    RESERVED_ATTRIBUTES,
     _check_account_id,
     _check_field,
     account_key,
     check_fields,
-    check_token,
-    marker_item,
-    marker_key,
 )
 from .normalise import normalise_value
 from .reasons import _Slot, _transact, named_errors
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-else:
-    DynamoDBClient = Any
 
 @dataclass(frozen=True)
 class Registration:
@@ -55,7 +50,7 @@ class Registration:
 
     def marker_items(self) -> list[dict[str, str]]:
         """One marker per unique value, owned by this account."""
-        return [marker_item(self.namespaces[f], f, v, self.account_id) for f, v in self.values.items()]
+        return [keys.marker_item(self.namespaces[f], f, v, self.account_id) for f, v in self.values.items()]
 
     def transact_items(self, table: str) -> list[dict[str, Any]]:
         """The account Put and a marker Put per value, each guarded by attribute_not_exists(PK)."""
@@ -107,7 +102,7 @@ def prepare_registration(
             f"({', '.join(fields)}). Nothing was written"
         )
     extra = dict(attributes or {})
-    clash = sorted(set(extra) & (RESERVED_ATTRIBUTES | set(fields)))
+    clash = sorted(set(extra) & (keys.RESERVED_ATTRIBUTES | set(fields)))
     if clash:
         raise ValidationError(
             f"attributes may not set {', '.join(clash)}: keys, id and unique fields are set by "
@@ -117,7 +112,7 @@ def prepare_registration(
         account_id=_check_account_id(account_id) if account_id is not None else uuid.uuid4().hex,
         values={f: normalise_value(f, given[f], fields[f]) for f in fields},
         namespaces=dict(fields),
-        token=check_token(token),
+        token=keys.check_token(token),
         attributes=extra,
     )
     size = item_size(to_wire(registration.account_item()))
@@ -128,7 +123,7 @@ def prepare_registration(
 
 def taken_values(client: DynamoDBClient, table: str, registration: Registration) -> dict[str, str]:
     """Which of the registration's values already have a marker (one consistent BatchGet)."""
-    keys = {marker_key(registration.namespaces[f], v)["PK"]: f for f, v in registration.values.items()}
+    keys = {keys.marker_key(registration.namespaces[f], v)["PK"]: f for f, v in registration.values.items()}
     request: dict[str, Any] = {
         table: {
             "Keys": [to_wire({"PK": pk, "SK": C.MARKER_SK}) for pk in keys],
