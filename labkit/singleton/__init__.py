@@ -38,7 +38,6 @@ from .store import FlagStore
 
 __all__ = [
     "DEFAULT_SCHEMA",
-    "VERSION_ATTR",
     "Flag",
     "FlagCache",
     "FlagRead",
@@ -46,6 +45,7 @@ __all__ = [
     "FlagStore",
     "MigrationResult",
     "UpdateResult",
+    "VERSION_ATTR",
     "exponential_jitter",
     "lost_changes",
     "migrate",

@@ -123,10 +123,10 @@ def prepare_registration(
 
 def taken_values(client: DynamoDBClient, table: str, registration: Registration) -> dict[str, str]:
     """Which of the registration's values already have a marker (one consistent BatchGet)."""
-    keys = {keys.marker_key(registration.namespaces[f], v)["PK"]: f for f, v in registration.values.items()}
+    field_of = {keys.marker_key(registration.namespaces[f], v)["PK"]: f for f, v in registration.values.items()}
     request: dict[str, Any] = {
         table: {
-            "Keys": [to_wire({"PK": pk, "SK": C.MARKER_SK}) for pk in keys],
+            "Keys": [to_wire({"PK": pk, "SK": C.MARKER_SK}) for pk in field_of],
             "ConsistentRead": True,
         }
     }
@@ -136,7 +136,7 @@ def taken_values(client: DynamoDBClient, table: str, registration: Registration)
             out = client.batch_get_item(RequestItems=request)
             found += out.get("Responses", {}).get(table, [])
             request = dict(out.get("UnprocessedKeys") or {})
-    taken = {keys[from_wire(item)["PK"]] for item in found}
+    taken = {field_of[from_wire(item)["PK"]] for item in found}
     return {f: v for f, v in registration.values.items() if f in taken}
 
 
