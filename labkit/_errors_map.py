@@ -45,9 +45,7 @@ from .errors import (
 Translate = Callable[[bce.ClientError], LabkitError | None]
 
 #: DynamoDB error codes that mean "slow down" (labkit maps them to Throttled).
-THROTTLING_CODES = frozenset(
-    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
-)
+THROTTLING_CODES = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"})
 
 
 def _where(action: str, table: str | None) -> str:

@@ -195,8 +195,16 @@ NAMES_BEFORE_THE_SPLIT: dict[str, tuple[str, ...]] = {
     ),
 }
 #: Modules whose __all__ is curated: sorted, every entry exists.
-CURATED = ("labkit.codec", "labkit.errors", "labkit.invariants", "labkit.plots", "labkit.races",
-           "labkit.singleton", "labkit.table", "labkit.uniqueness")
+CURATED = (
+    "labkit.codec",
+    "labkit.errors",
+    "labkit.invariants",
+    "labkit.plots",
+    "labkit.races",
+    "labkit.singleton",
+    "labkit.table",
+    "labkit.uniqueness",
+)
 
 
 @pytest.mark.parametrize("module", CURATED)
@@ -216,6 +224,15 @@ def test_names_before_the_split__still_importable_from_the_same_path(module: str
 
 def test_races__names_the_explore_and_plugin_modules_use__are_public() -> None:
     """labkit.explore / labkit.pytest_plugin build on these labkit.races names only."""
-    wanted = {"run_interleaving", "all_interleavings", "interleavings", "count_calls", "call_key",
-              "Interleaving", "parse_order", "stress", "sweep"}
+    wanted = {
+        "run_interleaving",
+        "all_interleavings",
+        "interleavings",
+        "count_calls",
+        "call_key",
+        "Interleaving",
+        "parse_order",
+        "stress",
+        "sweep",
+    }
     assert wanted <= set(races.__all__)

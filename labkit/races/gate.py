@@ -31,7 +31,6 @@ class _Aborted(BaseException):
     """Raised out of a gated call once the run is aborted; `except Exception` cannot swallow it."""
 
 
-
 # ---------------------------------------------------------------- recording and gating
 
 
@@ -60,8 +59,7 @@ class _Probe:
             events.register_first(f"after-call.dynamodb.{operation}", self._after)
         events.register("after-call-error.dynamodb", self._error)
 
-    def _params(self, params: Mapping[str, Any], model: Any, context: dict[str, Any],
-                **_: Any) -> None:
+    def _params(self, params: Mapping[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
         context[_CTX] = {"operation": model.name, "key": call_key(model.name, params)}
 
     def _before(self, context: dict[str, Any], **_: Any) -> None:
@@ -77,8 +75,7 @@ class _Probe:
             call["retries"] = retries
             session.after(self.actor, call)
 
-    def _after(self, http_response: Any, parsed: Mapping[str, Any], context: dict[str, Any],
-               **_: Any) -> None:
+    def _after(self, http_response: Any, parsed: Mapping[str, Any], context: dict[str, Any], **_: Any) -> None:
         outcome = "ok"
         if http_response.status_code >= 300:
             code = parsed.get("Error", {}).get("Code")
@@ -88,7 +85,6 @@ class _Probe:
 
     def _error(self, exception: BaseException, context: dict[str, Any], **_: Any) -> None:
         self._finish(context, type(exception).__name__, 0)
-
 
 
 def _is_outcome(exc: BaseException) -> bool:
@@ -175,7 +171,7 @@ class _Run(_Session):
                 error.__cause__ = exc
                 self.failure = error
             else:
-                left = self.order[self.pos:].count(actor)
+                left = self.order[self.pos :].count(actor)
                 if left and self.strict:
                     how = "returned" if exc is None else f"ended with {error_code(exc)}"
                     self.failure = RaceError(
@@ -185,12 +181,8 @@ class _Run(_Session):
                         "actor no longer takes."
                     )
                 elif left:
-                    self.order = self.order[: self.pos] + [
-                        a for a in self.order[self.pos:] if a != actor
-                    ]
+                    self.order = self.order[: self.pos] + [a for a in self.order[self.pos :] if a != actor]
             self.cond.notify_all()
-
-
 
 
 class _Tally(_Session):

@@ -14,12 +14,12 @@ HISTORY_COLUMNS = ("actor", "seq", "turn", "operation", "key", "start", "end", "
 
 
 def _history(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    df = pd.DataFrame([{c: r.get(c) for c in HISTORY_COLUMNS} for r in rows],
-                      columns=list(HISTORY_COLUMNS))
+    df = pd.DataFrame([{c: r.get(c) for c in HISTORY_COLUMNS} for r in rows], columns=list(HISTORY_COLUMNS))
     df["turn"] = df["turn"].astype("Int64")
     df["retries"] = df["retries"].astype("int64")
     df["seq"] = df["seq"].astype("int64")
     return df.sort_values(["start", "actor", "seq"], kind="stable").reset_index(drop=True)
+
 
 #: Operations that read an item, and that write one (for :func:`overwrites`).
 READ_OPERATIONS = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"})
@@ -46,8 +46,6 @@ def lost_updates(successes: int, final: int, initial: int = 0) -> int:
     return lost
 
 
-
-
 # ---------------------------------------------------------------- histories
 
 
@@ -69,17 +67,27 @@ def overwrites(history: pd.DataFrame) -> pd.DataFrame:
     writes = [c for c in calls if c["operation"] in WRITE_OPERATIONS]
     found = []
     for w in writes:
-        mine = [r for r in reads
-                if r["actor"] == w["actor"] and r["key"] == w["key"] and r["end"] <= w["start"]]
+        mine = [r for r in reads if r["actor"] == w["actor"] and r["key"] == w["key"] and r["end"] <= w["start"]]
         if not mine:
             continue
         read = max(mine, key=lambda r: r["end"])
         for o in writes:
-            if (o["actor"] != w["actor"] and o["key"] == w["key"]
-                    and o["start"] >= read["end"] and o["end"] <= w["start"]):
-                found.append({"key": w["key"], "actor": w["actor"], "read_seq": int(read["seq"]),
-                              "write_seq": int(w["seq"]), "other_actor": o["actor"],
-                              "other_seq": int(o["seq"])})
+            if (
+                o["actor"] != w["actor"]
+                and o["key"] == w["key"]
+                and o["start"] >= read["end"]
+                and o["end"] <= w["start"]
+            ):
+                found.append(
+                    {
+                        "key": w["key"],
+                        "actor": w["actor"],
+                        "read_seq": int(read["seq"]),
+                        "write_seq": int(w["seq"]),
+                        "other_actor": o["actor"],
+                        "other_seq": int(o["seq"]),
+                    }
+                )
     columns = ["key", "actor", "read_seq", "write_seq", "other_actor", "other_seq"]
     return pd.DataFrame(found, columns=columns)
 

@@ -16,7 +16,6 @@ from .history import _history
 from .types import Actor
 
 if TYPE_CHECKING:
-
     from ..backend import Connection
 
 # ---------------------------------------------------------------- forced interleavings
@@ -65,9 +64,7 @@ def _check_actors(actors: Mapping[str, Actor]) -> None:
         if not isinstance(name, str) or not name or any(ch.isspace() for ch in name):
             raise ValidationError(f"actor name {name!r} must be a non-empty string without spaces")
         if not callable(fn):
-            raise ValidationError(
-                f"actor {name!r} is {type(fn).__name__}, not a callable taking one DynamoDB client"
-            )
+            raise ValidationError(f"actor {name!r} is {type(fn).__name__}, not a callable taking one DynamoDB client")
 
 
 def _check_timeout(timeout: float) -> None:
@@ -103,10 +100,7 @@ def _run(
 
     for probe in probes.values():
         probe.session = run
-    threads = [
-        threading.Thread(target=body, args=(name,), name=f"labkit-actor-{name}", daemon=True)
-        for name in actors
-    ]
+    threads = [threading.Thread(target=body, args=(name,), name=f"labkit-actor-{name}", daemon=True) for name in actors]
     try:
         for t in threads:
             t.start()
@@ -114,8 +108,7 @@ def _run(
             while run.done < len(threads) and run.failure is None:
                 remaining = run.deadline - time.monotonic()
                 if remaining <= 0:
-                    alive = [t.name.removeprefix("labkit-actor-") for t in threads
-                             if t.is_alive()]
+                    alive = [t.name.removeprefix("labkit-actor-") for t in threads if t.is_alive()]
                     run.failure = RaceError(f"{run._stalled()} Still running: {', '.join(alive)}.")
                     run.cond.notify_all()
                     break
@@ -127,8 +120,7 @@ def _run(
             probe.session = None
     if run.failure is not None:
         raise run.failure
-    taken = tuple(r["actor"] for r in sorted(run.rows, key=lambda r: r["start"])
-                  if r.get("turn") is not None)
+    taken = tuple(r["actor"] for r in sorted(run.rows, key=lambda r: r["start"]) if r.get("turn") is not None)
     return Interleaving(order, results, errors, _history(run.rows), taken)
 
 

@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-
     pass
 
 # ---------------------------------------------------------------- call keys
@@ -38,7 +37,7 @@ def _key_string(attrs: Mapping[str, Any] | None) -> str:
 
 
 def _transact_key(entry: Mapping[str, Any]) -> str:
-    (action, body), = entry.items()
+    ((action, body),) = entry.items()
     return _key_string(body.get("Key") or body.get("Item"))
 
 
@@ -54,8 +53,7 @@ def call_key(operation: str, params: Mapping[str, Any]) -> str:
         values = params.get("ExpressionAttributeValues") or {}
         return "/".join(_value(values[k]) for k in sorted(values))
     if "RequestItems" in params:
-        n = sum(len(v) if isinstance(v, list) else len(v.get("Keys", [])) for v in
-                params["RequestItems"].values())
+        n = sum(len(v) if isinstance(v, list) else len(v.get("Keys", [])) for v in params["RequestItems"].values())
         return f"{n} items"
     return ""
 

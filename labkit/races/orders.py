@@ -13,7 +13,6 @@ from .interleave import Interleaving, _check_actors, _check_timeout, _gated_clie
 from .types import Actor
 
 if TYPE_CHECKING:
-
     from ..backend import Connection
 
 #: all_interleavings refuses to run more orders than this (the count grows factorially).
@@ -74,8 +73,9 @@ def count_calls(
         try:
             res = _run({name: actors[name]}, (), {name: probes[name]}, timeout, True)
         except RaceError as exc:
-            raise RaceError(f"counting calls, actor {name!r} ran alone after setup() and "
-                            f"failed: {exc}") from exc.__cause__
+            raise RaceError(
+                f"counting calls, actor {name!r} ran alone after setup() and failed: {exc}"
+            ) from exc.__cause__
         calls[name] = len(res.history)
         if calls[name] == 0:
             raise RaceError(

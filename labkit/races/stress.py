@@ -18,12 +18,19 @@ from .gate import _Probe, _Tally
 from .types import Op
 
 if TYPE_CHECKING:
-
     from ..backend import Connection
 
 #: Columns of a stress DataFrame, in order.
 STRESS_COLUMNS = (
-    "worker", "seq", "start", "end", "ok", "error_code", "result", "calls", "retries",
+    "worker",
+    "seq",
+    "start",
+    "end",
+    "ok",
+    "error_code",
+    "result",
+    "calls",
+    "retries",
 )
 #: A gated turn is exactly one HTTP request: botocore's own retries are off.
 #: How long a stress worker waits at the start barrier for the others (seconds).
@@ -78,11 +85,19 @@ def _worker(
             raise
         end = clock()
         failed = tally.failed - before[1] - (0 if ok else 1)
-        rows.append({
-            "worker": worker, "seq": seq, "start": start, "end": end, "ok": ok,
-            "error_code": code, "result": result, "calls": tally.calls - before[0],
-            "retries": tally.retries - before[2] + max(failed, 0),
-        })
+        rows.append(
+            {
+                "worker": worker,
+                "seq": seq,
+                "start": start,
+                "end": end,
+                "ok": ok,
+                "error_code": code,
+                "result": result,
+                "calls": tally.calls - before[0],
+                "retries": tally.retries - before[2] + max(failed, 0),
+            }
+        )
         tick()
     return rows
 
@@ -140,8 +155,7 @@ def stress(
     return df.sort_values(["start", "worker", "seq"], kind="stable").reset_index(drop=True)
 
 
-def _stress_threads(op: Op, conn: Connection, threads: int, ops: int,
-                    show: bool) -> list[dict[str, Any]]:
+def _stress_threads(op: Op, conn: Connection, threads: int, ops: int, show: bool) -> list[dict[str, Any]]:
     from concurrent.futures import ThreadPoolExecutor
 
     from tqdm import tqdm
@@ -158,8 +172,7 @@ def _stress_threads(op: Op, conn: Connection, threads: int, ops: int,
     try:
         with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="labkit-stress") as pool:
             futures = [
-                pool.submit(_worker, op, conn, w, ops, barrier, time.perf_counter, tick, stop)
-                for w in range(threads)
+                pool.submit(_worker, op, conn, w, ops, barrier, time.perf_counter, tick, stop) for w in range(threads)
             ]
             rows: list[dict[str, Any]] = []
             failures: list[BaseException] = []
@@ -177,8 +190,7 @@ def _stress_threads(op: Op, conn: Connection, threads: int, ops: int,
         raise real[0]
     if failures:
         raise RaceError(
-            f"the stress workers never all reached the start barrier within {BARRIER_TIMEOUT}s; "
-            "use fewer threads"
+            f"the stress workers never all reached the start barrier within {BARRIER_TIMEOUT}s; use fewer threads"
         ) from failures[0]
     return rows
 
@@ -205,8 +217,7 @@ def _stress_processes(op: Op, conn: Connection, workers: int, ops: int) -> list[
         stop = manager.Event()
         where = (conn.backend, conn.endpoint_url, conn.region, conn.table_name)
         with ctx.Pool(workers) as pool:
-            parts = pool.map(_process_worker, [(op, where, w, ops, barrier, stop)
-                                               for w in range(workers)])
+            parts = pool.map(_process_worker, [(op, where, w, ops, barrier, stop) for w in range(workers)])
     return [row for part in parts for row in part]
 
 
@@ -231,12 +242,14 @@ def sweep(
         raise ValidationError("thread_counts is empty; pass e.g. [1, 2, 4, 8, 16]")
     rows: list[dict[str, Any]] = []
     for n in thread_counts:
-        df = stress(op, conn=conn, threads=n, ops=ops, processes=processes,
-                    progress=progress, setup=setup)
+        df = stress(op, conn=conn, threads=n, ops=ops, processes=processes, progress=progress, setup=setup)
         elapsed = float(df["end"].max() - df["start"].min()) if len(df) else 0.0
         row: dict[str, Any] = {
-            "threads": n, "ops": len(df), "ok": int(df["ok"].sum()),
-            "failed": int((~df["ok"]).sum()), "elapsed": elapsed,
+            "threads": n,
+            "ops": len(df),
+            "ok": int(df["ok"].sum()),
+            "failed": int((~df["ok"]).sum()),
+            "elapsed": elapsed,
             "throughput": len(df) / elapsed if elapsed > 0 else float("nan"),
         }
         found = measure(df) if measure is not None else row["failed"]

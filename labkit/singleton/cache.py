@@ -55,5 +55,4 @@ def exponential_jitter(
     return delay
 
 
-
 __all__ = ["FlagCache", "exponential_jitter"]

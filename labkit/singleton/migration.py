@@ -56,9 +56,7 @@ def migrate(
     check_size(0, item_size(wire))
     try:
         with map_errors("PutItem", store.table_name):
-            store.client.put_item(
-                TableName=store.table_name, Item=wire, ConditionExpression="attribute_not_exists(PK)"
-            )
+            store.client.put_item(TableName=store.table_name, Item=wire, ConditionExpression="attribute_not_exists(PK)")
     except ConflictError as exc:
         if exc.code != "ConditionalCheckFailedException":
             raise
@@ -68,7 +66,6 @@ def migrate(
             f"{target_sk} already exists (another migrator wrote it first); nothing was overwritten",
         )
     return MigrationResult(True, target_sk, f"wrote {target_sk} from {store.sk} v{source_version}", item)
-
 
 
 def retire(store: FlagStore, *, old_sk: str = FLAGS_SK_V1, new_sk: str = FLAGS_SK_V2) -> None:

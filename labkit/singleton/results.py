@@ -11,6 +11,7 @@ from ..errors import UnknownFlag
 #: Where a read's flags came from.
 Source = Literal["item", "cache", "defaults"]
 
+
 @dataclass(frozen=True)
 class FlagRead:
     """What a read returned: the flags, where they came from, and why."""
@@ -53,7 +54,6 @@ class MigrationResult:
     target_sk: str
     reason: str = ""
     item: Mapping[str, Any] = field(default_factory=dict)
-
 
 
 __all__ = ["FlagRead", "MigrationResult", "Source", "UpdateResult"]

@@ -118,7 +118,6 @@ DEFAULT_SCHEMA = FlagSchema(
 )
 
 
-
 def version_of(stored: Mapping[str, Any]) -> int | None:
     """The ``version`` attribute of a stored item (plain values) as an int, or None."""
     v = stored.get(VERSION_ATTR)

@@ -19,6 +19,7 @@ from .reasons import _Slot, named_errors
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+
 def email_in_use(client: DynamoDBClient, table: str, email: str, *, read: Literal["index", "scan"] = "index") -> bool:
     """Whether an account has this email: Query the GSI (eventually consistent), or Scan."""
     value = normalise_email(email)
@@ -79,7 +80,6 @@ def register_check_then_write(
     with named_errors(f"writing account {new_id}", table):
         client.put_item(TableName=table, Item=to_wire(item))
     return new_id
-
 
 
 # --- the seed's transaction, as written ---

@@ -24,6 +24,7 @@ from .reasons import _Slot, _transact
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+
 @dataclass(frozen=True)
 class AuditReport:
     """What :func:`audit` found; each frame has one row per problem (from labkit.invariants)."""

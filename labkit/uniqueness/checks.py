@@ -43,16 +43,13 @@ def _records(items: Items) -> list[dict[str, Any]]:
     out = []
     for row in rows:
         if not isinstance(row.get("PK"), str):
-            raise ValidationError(
-                f"item {row!r} has no string PK; pass scan_items(conn) or plain item dicts"
-            )
+            raise ValidationError(f"item {row!r} has no string PK; pass scan_items(conn) or plain item dicts")
         out.append({str(k): v for k, v in row.items() if not _missing(v)})
     return out
 
 
 def _missing(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
-
 
 
 # ---------------------------------------------------------------- uniqueness
@@ -63,7 +60,7 @@ def _accounts(rows: list[dict[str, Any]], prefix: str = C.ACCOUNT_PREFIX) -> lis
 
 
 def _account_id(row: Mapping[str, Any], prefix: str = C.ACCOUNT_PREFIX) -> str:
-    return str(row["PK"][len(prefix):])
+    return str(row["PK"][len(prefix) :])
 
 
 def _markers(rows: list[dict[str, Any]], namespaces: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -73,10 +70,9 @@ def _markers(rows: list[dict[str, Any]], namespaces: Mapping[str, str]) -> list[
     for r in rows:
         if not r["PK"].startswith(C.MARKER_PREFIX) or r.get("SK", C.MARKER_SK) != C.MARKER_SK:
             continue
-        namespace, _, value = r["PK"][len(C.MARKER_PREFIX):].partition("#")
+        namespace, _, value = r["PK"][len(C.MARKER_PREFIX) :].partition("#")
         if namespace in attribute_of:
-            out.append({**r, "namespace": namespace, "attribute": attribute_of[namespace],
-                        "value": value})
+            out.append({**r, "namespace": namespace, "attribute": attribute_of[namespace], "value": value})
     return out
 
 
@@ -85,9 +81,7 @@ def _check_namespaces(namespaces: Mapping[str, str]) -> None:
         raise ValidationError("namespaces is empty; pass e.g. {'email': 'EMAIL'}")
 
 
-def several_owners(
-    items: Items, attribute: str = "email", record_prefix: str = C.ACCOUNT_PREFIX
-) -> pd.DataFrame:
+def several_owners(items: Items, attribute: str = "email", record_prefix: str = C.ACCOUNT_PREFIX) -> pd.DataFrame:
     """Values of ``attribute`` held by more than one record: attribute, value, records, count."""
     holders: dict[Any, set[str]] = {}
     for row in _records(items):
@@ -105,9 +99,7 @@ def several_owners(
     return df.sort_values("value", kind="stable").reset_index(drop=True)
 
 
-def orphan_markers(
-    items: Items, namespaces: Mapping[str, str] = DEFAULT_NAMESPACES
-) -> pd.DataFrame:
+def orphan_markers(items: Items, namespaces: Mapping[str, str] = DEFAULT_NAMESPACES) -> pd.DataFrame:
     """Markers whose owner account is gone or no longer holds that value."""
     _check_namespaces(namespaces)
     rows = _records(items)
@@ -124,15 +116,21 @@ def orphan_markers(
             reason = f"account {C.ACCOUNT_PREFIX}{owner} holds {account.get(m['attribute'])!r}"
         else:
             continue
-        found.append({"marker": m["PK"], "namespace": m["namespace"], "attribute": m["attribute"],
-                      "value": m["value"], "owner": owner, "reason": reason})
+        found.append(
+            {
+                "marker": m["PK"],
+                "namespace": m["namespace"],
+                "attribute": m["attribute"],
+                "value": m["value"],
+                "owner": owner,
+                "reason": reason,
+            }
+        )
     columns = ["marker", "namespace", "attribute", "value", "owner", "reason"]
     return pd.DataFrame(found, columns=columns).sort_values("marker").reset_index(drop=True)
 
 
-def missing_markers(
-    items: Items, namespaces: Mapping[str, str] = DEFAULT_NAMESPACES
-) -> pd.DataFrame:
+def missing_markers(items: Items, namespaces: Mapping[str, str] = DEFAULT_NAMESPACES) -> pd.DataFrame:
     """Accounts whose value has no marker owned by them."""
     _check_namespaces(namespaces)
     rows = _records(items)
@@ -151,12 +149,17 @@ def missing_markers(
                 reason = f"marker owned by {marker.get('owner')!r}"
             else:
                 continue
-            found.append({"account": account["PK"], "attribute": attribute, "value": value,
-                          "namespace": namespace, "reason": reason})
+            found.append(
+                {
+                    "account": account["PK"],
+                    "attribute": attribute,
+                    "value": value,
+                    "namespace": namespace,
+                    "reason": reason,
+                }
+            )
     columns = ["account", "attribute", "value", "namespace", "reason"]
-    return pd.DataFrame(found, columns=columns).sort_values(["account", "attribute"]).reset_index(
-        drop=True
-    )
+    return pd.DataFrame(found, columns=columns).sort_values(["account", "attribute"]).reset_index(drop=True)
 
 
 @dataclass(frozen=True)
@@ -175,23 +178,26 @@ def findings_frame(findings: Iterable[Finding]) -> pd.DataFrame:
     return pd.DataFrame([asdict(f) for f in findings], columns=list(FINDING_COLUMNS))
 
 
-def check_uniqueness(
-    items: Items, namespaces: Mapping[str, str] = DEFAULT_NAMESPACES
-) -> pd.DataFrame:
+def check_uniqueness(items: Items, namespaces: Mapping[str, str] = DEFAULT_NAMESPACES) -> pd.DataFrame:
     """Every uniqueness finding — kinds ``several_owners``, ``orphan_marker``, ``missing_marker``."""
     _check_namespaces(namespaces)
     rows = _records(items)
     found: list[Finding] = []
     for attribute in namespaces:
         for d in several_owners(rows, attribute).to_dict("records"):
-            found.append(Finding("several_owners", attribute, d["value"], tuple(d["records"]),
-                                 f"{d['count']} accounts hold {attribute} {d['value']!r}"))
+            found.append(
+                Finding(
+                    "several_owners",
+                    attribute,
+                    d["value"],
+                    tuple(d["records"]),
+                    f"{d['count']} accounts hold {attribute} {d['value']!r}",
+                )
+            )
     for d in orphan_markers(rows, namespaces).to_dict("records"):
-        found.append(Finding("orphan_marker", str(d["attribute"]), d["value"], (str(d["marker"]),),
-                             str(d["reason"])))
+        found.append(Finding("orphan_marker", str(d["attribute"]), d["value"], (str(d["marker"]),), str(d["reason"])))
     for d in missing_markers(rows, namespaces).to_dict("records"):
-        found.append(Finding("missing_marker", str(d["attribute"]), d["value"],
-                             (str(d["account"]),), str(d["reason"])))
+        found.append(Finding("missing_marker", str(d["attribute"]), d["value"], (str(d["account"]),), str(d["reason"])))
     return findings_frame(found)
 
 

@@ -9,6 +9,7 @@ from botocore.exceptions import ConnectionClosedError
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+
 def lose_next_response(client: DynamoDBClient, operation: str = "TransactWriteItems") -> None:
     """Drop the answer to this client's next ``operation`` after DynamoDB has applied it.
 

@@ -16,6 +16,7 @@ from .reasons import named_errors
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+
 def account_items(
     client: DynamoDBClient,
     table: str,

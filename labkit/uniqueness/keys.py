@@ -42,7 +42,6 @@ def marker_item(namespace: str, field_name: str, value: str, owner: str) -> dict
     return {**marker_key(namespace, value), "owner": owner, "field": field_name, "value": value}
 
 
-
 def _condition(cond: ConditionBase) -> dict[str, Any]:
     """ConditionExpression + typed placeholders for one transaction action."""
     built = ConditionExpressionBuilder().build_expression(cond)
@@ -53,7 +52,6 @@ def _condition(cond: ConditionBase) -> dict[str, Any]:
     if built.attribute_value_placeholders:
         out["ExpressionAttributeValues"] = to_wire(built.attribute_value_placeholders)
     return out
-
 
 
 def check_fields(fields: Mapping[str, str]) -> None:

@@ -29,6 +29,7 @@ from .resend import Prepared, send_once
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+
 def get_account(client: DynamoDBClient, table: str, account_id: str) -> dict[str, Any] | None:
     """The account item (strongly consistent read), or None if there is none."""
     with named_errors(f"reading account {account_id}", table):

@@ -29,6 +29,7 @@ from .reasons import _Slot, _transact, named_errors
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+
 @dataclass(frozen=True)
 class Registration:
     """A prepared sign-up. Submitting the same object again resends the same id and token."""
