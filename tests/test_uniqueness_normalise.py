@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from uniqueness_support import ADA
 
 from labkit import uniqueness as u
 from labkit.backend import Connection
-from labkit.errors import LookAlikeValue, ValidationError
+from labkit.errors import (
+    LookAlikeValue,
+    ValidationError,
+)
 
 LOOK_ALIKES = {
     "zero width space": ("email", "ada\u200b@x.io", "\u200b", "U+200B ZERO WIDTH SPACE"),
@@ -61,3 +65,13 @@ def test_register__look_alike_email__nothing_written(tconn: Connection) -> None:
     with pytest.raises(LookAlikeValue):
         u.register(tconn.client, tconn.table_name, email="ada\u200b@lovelace.io", username="ada")
     assert u.table_items(tconn.client, tconn.table_name).empty
+
+
+def test_normalise_email__case_and_spaces__give_one_key() -> None:
+    """Ada@Lovelace.io and ' ada@lovelace.io ' are the same address, so the same marker key."""
+    assert u.normalise_email(" Ada@Lovelace.IO ") == u.normalise_email(ADA) == ADA
+
+
+def test_normalise_username__fullwidth_and_case__fold_to_ascii() -> None:
+    """NFKC folds fullwidth letters; case-folding folds case: 'ＡＤＡ' is 'ada'."""
+    assert u.normalise_username(" ＡＤＡ ") == "ada"
