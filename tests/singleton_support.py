@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -85,10 +85,11 @@ def competing_writer(store: FlagStore, rival: FlagStore, times: int = 10**6) -> 
 
 def admins(store: FlagStore, write: Callable[..., Any]) -> dict[str, Callable[[Any], Any]]:
     """Admin A turns signups on, admin B turns maintenance off, each on its own client."""
-    return {
-        name: (lambda client, c=changes: write(store.with_client(client), **c))
-        for name, changes in ADMIN_CHANGES.items()
-    }
+
+    def actor(changes: Mapping[str, Any]) -> Callable[[Any], Any]:
+        return lambda client: write(store.with_client(client), **changes)
+
+    return {name: actor(changes) for name, changes in ADMIN_CHANGES.items()}
 
 
 def race_table(tconn: Connection, store: FlagStore, write: Callable[..., Any], *, create_first: bool = True) -> Any:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 import pytest
@@ -39,7 +39,7 @@ def test_stress__16_threads_x_50_conditional_increments__final_value_equals_succ
                 ExpressionAttributeValues={":new": {"N": str(n + 1)}, ":old": {"N": str(n)}},
             )
         except ClientError as exc:
-            seen[worker] = int(exc.response["Item"]["n"]["N"])
+            seen[worker] = int(cast(Any, exc.response)["Item"]["n"]["N"])
             raise
         seen[worker] = n + 1
         return n + 1

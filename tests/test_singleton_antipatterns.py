@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from singleton_support import SAFE, count_calls, limit_race, raise_limit
 
@@ -38,7 +40,9 @@ def test_unsafe_set_flags__bad_input__rejected_before_any_call(store: FlagStore)
 def test_unsafe_scan_read__reads_every_item_to_return_one(store: FlagStore) -> None:
     """Scan + filter finds the singleton, but examines every item in the table."""
     store.create(signup_enabled=True)
-    requests = [{"PutRequest": {"Item": {"PK": {"S": f"USER#{i}"}, "SK": {"S": "PROFILE"}}}} for i in range(60)]
+    requests: list[Any] = [
+        {"PutRequest": {"Item": {"PK": {"S": f"USER#{i}"}, "SK": {"S": "PROFILE"}}}} for i in range(60)
+    ]
     for start in range(0, 60, 25):
         store.client.batch_write_item(RequestItems={store.table_name: requests[start : start + 25]})
     scan = unsafe_scan_read(store)

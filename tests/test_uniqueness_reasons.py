@@ -31,7 +31,7 @@ def test_translate_error__validation_reason__is_transaction_cancelled_not_value_
 def test_translate_error__reasons_only_in_message__are_parsed_in_order() -> None:
     """Without a CancellationReasons field, the bracketed list in the message is used."""
     exc = cancelled("None", "None", "ConditionalCheckFailed")
-    del exc.response["CancellationReasons"]  # type: ignore[typeddict-item]
+    del exc.response["CancellationReasons"]
     err = u.translate_error(exc, slots(), "registering")
     assert isinstance(err, ValueTaken) and err.fields == {"username": "ada"}
 

@@ -16,7 +16,9 @@ ADA = "ada@lovelace.io"
 
 def items(tconn: Connection) -> list[dict[str, Any]]:
     """Every item in the test table, plain values, sorted by key."""
-    return u.table_items(tconn.client, tconn.table_name).to_dict("records")  # type: ignore[no-any-return]
+    return [
+        {str(k): v for k, v in row.items()} for row in u.table_items(tconn.client, tconn.table_name).to_dict("records")
+    ]
 
 
 def keys(tconn: Connection) -> list[str]:
@@ -72,8 +74,8 @@ def cancelled(*codes: str) -> ClientError:
                 "Message": f"Transaction cancelled, please refer cancellation reasons for "
                 f"specific reasons [{', '.join(codes)}]",
             },
-            "CancellationReasons": reasons,
-        },  # type: ignore[typeddict-unknown-key]
+            "CancellationReasons": reasons,  # type: ignore[typeddict-item]
+        },
         "TransactWriteItems",
     )
 
