@@ -56,17 +56,6 @@ def test_change_email__retried_with_token_after_lost_response__applied_once_retu
     assert u.audit(client, tconn.table_name).ok
 
 
-def test_registry__actor_shape__same_as_flag_store(tconn: Connection) -> None:
-    """UniqueRegistry.connect / with_client / register / change_email / delete, like FlagStore."""
-    registry = u.UniqueRegistry.connect(tconn)
-    other = registry.with_client(tconn.new_client())
-    reg = other.register(email=ADA, username="ada")
-    assert other.change_email(reg.account_id, "ada@babbage.io", token="t-1") is True
-    assert registry.get(reg.account_id)["email"] == "ada@babbage.io"  # type: ignore[index]
-    assert registry.delete(reg.account_id)["id"] == reg.account_id
-    assert registry.audit().ok and registry.get(reg.account_id) is None
-
-
 @pytest.mark.aws_verified
 def test_change_email__free_value__moves_the_marker_and_updates_the_account(
     tconn: Connection,

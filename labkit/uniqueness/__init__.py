@@ -18,7 +18,8 @@ take a botocore client and a table name. :func:`register_check_then_write` is th
 the lesson breaks on purpose; never use it for real.
 
 Modules: ``keys``, ``normalise`` (and the look-alike policy), ``reasons`` (naming a cancelled
-transaction's reasons), ``registry`` (sign-up), ``lifecycle`` (change, delete), ``store``
+transaction's reasons), ``registry`` (sign-up), ``lifecycle`` (change, delete), ``resend`` (pinned-token
+retries), ``store``
 (:class:`UniqueRegistry`), ``checks`` (invariants on the table), ``audit`` (audit and repair),
 ``inspect`` (DataFrames), ``antipatterns``, ``faults`` (lose a response).
 """
