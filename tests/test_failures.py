@@ -55,9 +55,17 @@ CALLS: dict[str, Call] = {
         c, t, email="ada@x.io", username="ada", read="scan"
     ),
     "send_seed_transaction": lambda c, t, conn: u.send_seed_transaction(c, t),
+    "submit": lambda c, t, conn: u.submit(c, t, u.prepare_registration(email="a@x.io", username="a")),
+    "account_items": lambda c, t, conn: u.account_items(c, t, "a1"),
+    "UniqueRegistry.change_email": lambda c, t, conn: u.UniqueRegistry(c, t).change_email("a1", "b@x.io", token="t"),
+    "UniqueRegistry.delete": lambda c, t, conn: u.UniqueRegistry(c, t).delete("a1", token="t"),
+    "UniqueRegistry.audit": lambda c, t, conn: u.UniqueRegistry(c, t).audit(),
+    "unsafe_update": lambda c, t, conn: s.unsafe_update(s.FlagStore(c, t), lambda f: {"signup_enabled": True}),
+    "lost_changes": lambda c, t, conn: s.lost_changes(s.FlagStore(c, t), {"signup_enabled": True}),
+    "table_exists": lambda c, t, conn: labkit.table.table_exists(conn, t),
 }
-#: Functions that create the table when it is missing (so a missing table is no failure for them).
-CREATES_TABLE = {"ensure_table", "reset_table", "delete_table"}
+#: Functions for which a missing table is no failure (they create it, or answer False).
+CREATES_TABLE = {"ensure_table", "reset_table", "delete_table", "table_exists"}
 
 
 @pytest.fixture(scope="module")
