@@ -17,6 +17,8 @@ READ_UNIT_BYTES: Final = 4 * 1024
 WRITE_UNIT_BYTES: Final = 1024
 #: Most actions in one TransactWriteItems / TransactGetItems.
 MAX_TRANSACT_ITEMS: Final = 100
+#: Most table names one ListTables page returns.
+MAX_LIST_TABLES_PAGE: Final = 100
 #: Most requests in one BatchWriteItem.
 MAX_BATCH_WRITE_ITEMS: Final = 25
 #: How long DynamoDB remembers a ClientRequestToken.
