@@ -7,7 +7,7 @@ import warnings
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ConnectionClosedError
 from singleton_support import SAFE, competing_writer, count_calls, limit_race, no_sleep, raise_limit, raw_put
 
 from labkit.backend import Connection
@@ -415,3 +415,30 @@ def test_update__change_returns_bad_value__flag_type_error_nothing_written(
     with pytest.raises(FlagTypeError):
         store.update(lambda f: {"rate_limit_per_minute": "lots"})
     assert stored_item(store)["version"] == 1  # type: ignore[index]
+
+
+def test_toggle__response_lost__flip_applied_once_and_reported(tconn: Connection) -> None:
+    """A toggle whose answer is lost: the store re-reads, sees the flip, returns its version (no ConflictError)."""
+    store, client = flaky_store(tconn)
+    store.create()
+    lose_next_response(client, "UpdateItem")
+    assert store.toggle("maintenance_mode", False, expected=True) == 2
+    item = stored_item(store)
+    assert item is not None and (item["maintenance_mode"], item["version"]) == (False, 2)
+
+
+def test_toggle__response_lost_before_the_request__sent_again(tconn: Connection) -> None:
+    """The request never reached DynamoDB (the flag is still as expected): the store sends it again."""
+    store, client = flaky_store(tconn)
+    store.create()
+    dropped: list[bool] = []
+
+    def drop_before_sending(**_: Any) -> None:
+        if not dropped:
+            dropped.append(True)
+            raise ConnectionClosedError(endpoint_url=client.meta.endpoint_url)
+
+    client.meta.events.register("before-send.dynamodb.UpdateItem", drop_before_sending)
+    assert store.toggle("maintenance_mode", False, expected=True) == 2
+    assert dropped == [True]
+    assert stored_item(store)["version"] == 2  # type: ignore[index]

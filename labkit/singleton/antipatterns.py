@@ -12,9 +12,10 @@ from .._errors_map import map_errors
 from ..capacity import item_size
 from ..codec import from_wire, to_wire
 from ..errors import LabkitError, error_code
+from .guards import check_size
 from .results import FlagRead
 from .schema import VERSION_ATTR, version_of
-from .store import FlagStore, check_size
+from .store import FlagStore
 
 
 def unsafe_set_flags(store: FlagStore, changes: Mapping[str, object] | None = None, **kw: object) -> int:

@@ -10,9 +10,10 @@ from ..capacity import item_size
 from ..codec import from_wire, to_wire
 from ..constants import FLAGS_SK_V1, FLAGS_SK_V2
 from ..errors import ConflictError, NotFound, TransactionCancelled, ValidationError
+from .guards import check_size
 from .results import MigrationResult
 from .schema import RESERVED_NAMES, VERSION_ATTR, FlagSchema, version_of
-from .store import FlagStore, check_size
+from .store import FlagStore
 
 
 def migrate(

@@ -13,19 +13,16 @@ another writer has already moved the item further does the store say
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._errors_map import map_errors
-from ..capacity import item_size, read_units
+from ..capacity import item_size
 from ..codec import from_wire, serialize, to_wire
-from ..constants import FLAGS_SK_V1, MAX_ITEM_BYTES, READ_UNIT_BYTES, SETTINGS_PK
+from ..constants import FLAGS_SK_V1, MAX_ITEM_BYTES, SETTINGS_PK
 from ..errors import (
     ConflictError,
     FlagTypeError,
-    ItemSizeWarning,
     ItemTooLarge,
     LabkitError,
     NotFound,
@@ -35,6 +32,7 @@ from ..errors import (
     error_code,
 )
 from .cache import FlagCache, exponential_jitter
+from .guards import _Lost, _root, _Sent, check_size
 from .results import FlagRead, UpdateResult
 from .schema import DEFAULT_SCHEMA, VERSION_ATTR, FlagSchema, version_of
 
@@ -44,26 +42,6 @@ if TYPE_CHECKING:
     from ..backend import Connection
 
 Flags = Mapping[str, bool | int | str]
-
-
-@dataclass(frozen=True)
-class _Sent:
-    """A write whose answer was lost: the version it was guarded on and the item it would make."""
-
-    base: int | None
-    expected: Mapping[str, Any]
-
-    def verdict(self, current: Mapping[str, Any] | None) -> str:
-        """Whether the write was applied: "ours", "retry" (it was not) or "unknown" (cannot tell)."""
-        now = version_of(from_wire(current)) if current is not None else None
-        mine = (self.base or 0) + 1
-        if current is None:
-            return "retry" if self.base is None else "unknown"
-        if now == self.base:
-            return "retry"
-        if now == mine:
-            return "ours" if from_wire(current) == from_wire(self.expected) else "retry"
-        return "unknown"
 
 
 class FlagStore:
@@ -362,8 +340,10 @@ class FlagStore:
         writers notice). Raises :class:`ConflictError` when the flag is not ``expected``
         (someone else already flipped it) or the item does not exist. Returns the new version.
 
-        Not retried by labkit: after :class:`OutcomeUnknown` read the flags and decide
-        (a resend would fail its condition if the first flip was applied).
+        Safe to retry after a lost answer, which the store resolves itself: it re-reads the
+        item; the flag at ``value`` counts as done (a toggle asks for a state, so this holds
+        even if another admin made the same flip); the flag still at ``expected`` means the flip
+        was not applied, and it is sent again (at most ``max_attempts`` times).
         """
         flag = self.schema[name]
         if flag.type is not bool:
@@ -375,6 +355,21 @@ class FlagStore:
         is_expected = "#f = :expected"
         if expected == flag.safe_default:  # an absent attribute reads as its safe default
             is_expected = f"({is_expected} OR attribute_not_exists(#f))"
+        for _ in range(self.max_attempts - 1):
+            try:
+                return self._toggle(name, value, expected, is_expected)
+            except OutcomeUnknown:
+                current = self.read_item()
+                state = self.schema.decode(from_wire(current))[0] if current is not None else {}
+                if current is not None and state.get(name) == value:
+                    self.cache.invalidate()
+                    return version_of(from_wire(current)) or 0
+                if state.get(name) != expected:
+                    raise
+        return self._toggle(name, value, expected, is_expected)
+
+    def _toggle(self, name: str, value: bool, expected: bool, is_expected: str) -> int:
+        """One conditional UpdateItem of one bool flag; ConflictError/NotFound say why it failed."""
         try:
             with map_errors("UpdateItem", self.table_name):
                 out = self.client.update_item(
@@ -411,35 +406,4 @@ class FlagStore:
         return int(out["Attributes"][VERSION_ATTR]["N"])
 
 
-class _Lost(Exception):
-    """Internal: a write's answer was lost (carries what it would have written)."""
-
-    def __init__(self, sent: _Sent, error: OutcomeUnknown) -> None:
-        super().__init__(str(error))
-        self.sent = sent
-        self.error = error
-
-
-def _root(error: LabkitError | None) -> BaseException | None:
-    """The botocore error behind a labkit error (what ``__cause__`` should show), else the error."""
-    return error.__cause__ if error is not None and error.__cause__ is not None else error
-
-
-def check_size(old_size: int, new_size: int) -> None:
-    """ItemTooLarge above 400 KB; an ItemSizeWarning when the read cost would grow."""
-    if new_size > MAX_ITEM_BYTES:
-        raise ItemTooLarge(new_size, MAX_ITEM_BYTES)
-    if read_units(new_size, consistent=True) > read_units(max(old_size, 1), consistent=True):
-        warnings.warn(
-            ItemSizeWarning(
-                f"the settings item grows to {new_size:,} bytes, past a {READ_UNIT_BYTES:,}-byte "
-                f"read unit: every read of it now costs "
-                f"{read_units(new_size, consistent=True):g} units strongly consistent instead of "
-                f"{read_units(max(old_size, 1), consistent=True):g}. Keep the singleton small.",
-                new_size,
-            ),
-            stacklevel=4,
-        )
-
-
-__all__ = ["FlagStore", "check_size"]
+__all__ = ["FlagStore"]
