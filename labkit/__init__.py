@@ -22,6 +22,7 @@ from .errors import (
     LabkitError,
     LabkitWarning,
     NotFound,
+    OutcomeUnknown,
     RaceError,
     RetriesExhausted,
     TableError,
@@ -35,6 +36,7 @@ from .lab import setup_lab
 from .races import Interleaving, all_interleavings, run_interleaving, stress, sweep
 from .singleton import Flag, FlagRead, FlagSchema, FlagStore, UpdateResult
 from .table import delete_table, ensure_table, reset_table
+from .uniqueness import UniqueRegistry
 
 __version__ = "0.1.0"
 
@@ -59,11 +61,13 @@ __all__ = [
     "LabkitError",
     "LabkitWarning",
     "NotFound",
+    "OutcomeUnknown",
     "RaceError",
     "RetriesExhausted",
     "TableError",
     "TransactionCancelled",
     "TransactionConflict",
+    "UniqueRegistry",
     "UnknownFlag",
     "UpdateResult",
     "ValidationError",

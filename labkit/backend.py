@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
 
 from . import constants as C
-from .errors import BackendUnavailable, ConfigurationError
+from ._errors_map import map_errors
+from .errors import BackendUnavailable, ConfigurationError, DynamoError, LabkitError, TableError
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -94,13 +94,14 @@ class Connection:
 def _probe(conn: Connection, how_to_fix: str) -> None:
     """One cheap call, so an unreachable endpoint fails here with a clear message."""
     try:
-        conn.new_client(retries={"mode": "standard", "max_attempts": 1}).list_tables(Limit=1)
-    except (BotoCoreError, ClientError, OSError) as exc:
-        if isinstance(exc, ClientError):
-            return  # it answered; an auth error here is still an answer
+        with map_errors("ListTables"):
+            conn.new_client(retries={"mode": "standard", "max_attempts": 1}).list_tables(Limit=1)
+    except (DynamoError, TableError):
+        return  # it answered; an auth error here is still an answer
+    except (LabkitError, OSError) as exc:
         raise BackendUnavailable(
             f"{conn.backend} endpoint is not reachable at {conn.endpoint_url} — {how_to_fix}"
-        ) from exc
+        ) from (exc.__cause__ or exc)
 
 
 def connect(
@@ -169,9 +170,10 @@ def _connect_aws(table: str, region: str | None) -> Connection:
             "or pass connect('aws', region='eu-central-1')"
         )
     try:
-        creds = session.get_credentials()
-    except BotoCoreError as exc:
-        raise ConfigurationError(f"backend 'aws': could not load AWS credentials ({type(exc).__name__}); "
+        with map_errors("loading AWS credentials"):
+            creds = session.get_credentials()
+    except LabkitError as exc:
+        raise ConfigurationError(f"backend 'aws': could not load AWS credentials ({type(exc.__cause__).__name__}); "
                                  "configure them with `aws configure` or AWS_PROFILE") from None
     if creds is None:
         raise ConfigurationError(

@@ -68,11 +68,10 @@ def item_size(item: Item | None) -> int:
 
 
 def python_item_size(item: Mapping[str, Any]) -> int:
-    """Size of an item given as plain Python values (serialised with boto3's TypeSerializer)."""
-    from boto3.dynamodb.types import TypeSerializer
+    """Size of an item given as plain Python values (serialised by labkit's one codec)."""
+    from .codec import to_wire
 
-    ser = TypeSerializer()
-    return item_size({k: ser.serialize(v) for k, v in item.items()})
+    return item_size(to_wire(item))
 
 
 def read_units(size: int, *, consistent: bool = False) -> float:

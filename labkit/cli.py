@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
+from . import constants as C
+from ._errors_map import map_errors
 from .backend import ENV_BACKEND, ENV_EMBEDDED_URL, connect
 from .errors import LabkitError
 
@@ -101,9 +103,10 @@ def _doctor(args: argparse.Namespace) -> int:
     timings = []
     for _ in range(3):  # the first call pays for connection set-up; report the best
         start = time.perf_counter()
-        tables = client.list_tables(Limit=100)["TableNames"]
+        with map_errors("ListTables"):
+            tables = client.list_tables(Limit=C.MAX_LIST_TABLES_PAGE)["TableNames"]
         timings.append((time.perf_counter() - start) * 1000)
-    mine = [t for t in tables if t.startswith("labkit-")]
+    mine = [t for t in tables if t.startswith(C.TABLE_PREFIX)]
     print(f"round trip ListTables in {min(timings):.1f} ms; labkit tables: {', '.join(mine) or 'none yet'}")
     print("ok")
     return 0

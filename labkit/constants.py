@@ -17,6 +17,10 @@ READ_UNIT_BYTES: Final = 4 * 1024
 WRITE_UNIT_BYTES: Final = 1024
 #: Most actions in one TransactWriteItems / TransactGetItems.
 MAX_TRANSACT_ITEMS: Final = 100
+#: Most table names one ListTables page returns.
+MAX_LIST_TABLES_PAGE: Final = 100
+#: Most requests in one BatchWriteItem.
+MAX_BATCH_WRITE_ITEMS: Final = 25
 #: How long DynamoDB remembers a ClientRequestToken.
 CLIENT_REQUEST_TOKEN_TTL_SECONDS: Final = 600
 #: Longest ClientRequestToken DynamoDB accepts.
@@ -40,13 +44,10 @@ FLAGS_SK_V2: Final = "FLAGS#V2"
 
 #: Uniqueness lesson keys: an account is PK="ACCT#<id>", SK="PROFILE";
 #: a marker is PK="UNIQ#<namespace>#<normalised value>", SK="LOCK", owner=<id>.
-ACCOUNT_PREFIX: Final = "ACCT#"
-ACCOUNT_SK: Final = "PROFILE"
-MARKER_PREFIX: Final = "UNIQ#"
-MARKER_SK: Final = "LOCK"
+ACCOUNT_PREFIX, ACCOUNT_SK = "ACCT#", "PROFILE"
+MARKER_PREFIX, MARKER_SK = "UNIQ#", "LOCK"
 #: Marker namespaces for the two unique fields the lesson protects by default.
-EMAIL_NAMESPACE: Final = "EMAIL"
-HANDLE_NAMESPACE: Final = "HANDLE"
+EMAIL_NAMESPACE, HANDLE_NAMESPACE = "EMAIL", "HANDLE"
 #: Longest email address that can be delivered (RFC 5321 path limit, minus the angle brackets).
 MAX_EMAIL_LENGTH: Final = 254
 

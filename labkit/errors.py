@@ -3,20 +3,26 @@
 ::
 
     LabkitError
-    ├── ConfigurationError          bad backend name, bad argument, missing region
-    ├── BackendUnavailable          an endpoint that does not answer, a port in use
+    ├── ConfigurationError          bad backend name, bad argument, missing region or credentials
+    ├── BackendUnavailable          the request never reached DynamoDB: nothing was written
+    ├── OutcomeUnknown              the request was sent but no answer came back: it MAY have been applied
+    │   ├── ConnectionClosedError   ... the connection closed before the answer (a lost response)
+    │   └── ReadTimeoutError        ... the answer did not come in time
     ├── TableError                  a table that is missing, or that labkit did not create
     ├── ValidationError             bad input caught before anything was written
     │   ├── UnknownFlag             a flag name the settings item does not declare
     │   ├── FlagTypeError           a flag value of the wrong type
-    │   └── ItemTooLarge            an item over DynamoDB's 400 KB limit
-    ├── DynamoError                 a DynamoDB call failed; wraps the botocore ClientError
-    │   ├── ConflictError           a condition or transaction conflict: re-read and retry
+    │   ├── ItemTooLarge            an item over DynamoDB's 400 KB limit
+    │   └── LookAlikeValue          a unique value with an invisible/control character or mixed scripts
+    ├── DynamoError                 DynamoDB answered with an error; ``code``, ``reasons``, ``__cause__``
+    │   ├── ConflictError           someone else changed the item first: re-read and retry
     │   │   ├── RetriesExhausted    ... and the bounded retries ran out
-    │   │   └── TransactionConflict ... that cancelled a transaction (also a TransactionCancelled)
-    │   ├── TransactionCancelled    TransactionCanceledException with its reasons, in request order
-    │   │   └── ValueTaken          a unique value already belongs to someone else
+    │   │   ├── StaleAccount        ... a guard on an account or marker no longer holds
+    │   │   └── TransactionConflict ... another transaction touched the same items at the same moment
+    │   ├── TransactionCancelled    a TransactionCanceledException for another reason, reasons in request order
+    │   ├── Throttled               throughput exceeded / throttled: back off and retry
     │   └── IdempotencyMismatch     a ClientRequestToken reused for a different request
+    ├── ValueTaken                  a unique value already belongs to someone else (choose another)
     ├── NotFound                    the item an operation needs does not exist
     └── RaceError                   a forced interleaving that cannot be followed
 
@@ -26,9 +32,12 @@ Warnings (``warnings.warn``; not errors, nothing is refused)::
     └── LabkitWarning
         └── ItemSizeWarning         a write makes an item cost more read units (past a 4 KB step)
 
-Each error's message says what was wrong and what to do next. A DynamoDB
-failure keeps the botocore ``ClientError`` as ``__cause__`` and exposes its
-error ``code``.
+Each error's message says what was wrong and what to do next. botocore's errors are
+turned into this tree in ONE place, :func:`labkit._errors_map.map_errors`; the original
+is kept as ``__cause__``. A DynamoDB failure exposes its error ``code``.
+
+Programmer errors (calling with the wrong Python type, e.g. a FlagSchema of non-Flags) may
+raise a plain ``TypeError``; every other failure of a public function is a :class:`LabkitError`.
 """
 
 from __future__ import annotations
@@ -80,25 +89,64 @@ class FlagTypeError(ValidationError, TypeError):
 class ItemTooLarge(ValidationError):
     """An item larger than DynamoDB's 400 KB item limit."""
 
-    def __init__(self, size: int, limit: int) -> None:
+    def __init__(self, size: int, limit: int, refused: str = "") -> None:
         self.size = size
         self.limit = limit
+        what = f"DynamoDB refused the item as too large ({refused})" if refused else f"item would be {size:,} bytes"
         super().__init__(
-            f"item would be {size:,} bytes, over DynamoDB's {limit:,}-byte item limit; "
+            f"{what}, over DynamoDB's {limit:,}-byte item limit; "
             "nothing was written. Move large values to S3 and store a pointer."
         )
 
 
-class DynamoError(LabkitError):
-    """A DynamoDB call failed. ``code`` is DynamoDB's error code; ``__cause__`` the ClientError."""
+class OutcomeUnknown(LabkitError):
+    """The request was sent but no answer came back: DynamoDB MAY have applied it.
 
-    def __init__(self, message: str, code: str = "") -> None:
+    Do not assume nothing was written. Resend the SAME request (same ClientRequestToken,
+    same expected version): labkit's writes are safe to retry, so a resend either applies
+    once or recognises its own earlier write.
+    """
+
+
+class ConnectionClosedError(OutcomeUnknown):
+    """The connection closed before DynamoDB's answer arrived (a lost response)."""
+
+
+class ReadTimeoutError(OutcomeUnknown):
+    """DynamoDB's answer did not arrive within the read timeout."""
+
+
+class LookAlikeValue(ValidationError):
+    """A unique value that could pass for another: an invisible or control character, or a
+    label mixing Latin with Cyrillic or Greek. ``field``, ``char`` (the offending character)
+    and ``position`` (its index in the value) say where."""
+
+    def __init__(self, message: str, field: str, char: str, position: int) -> None:
+        super().__init__(message)
+        self.field = field
+        self.char = char
+        self.position = position
+
+
+class DynamoError(LabkitError):
+    """DynamoDB answered with an error. ``code`` is its error code; ``__cause__`` the ClientError.
+
+    ``reasons`` are a cancelled transaction's CancellationReasons in request order (empty otherwise).
+    """
+
+    def __init__(self, message: str, code: str = "", reasons: Sequence[Mapping[str, Any]] = ()) -> None:
         super().__init__(message)
         self.code = code
+        self.reasons: tuple[Mapping[str, Any], ...] = tuple(reasons)
+
+    @property
+    def reason_codes(self) -> tuple[str, ...]:
+        """Each action's reason code in request order ("None" for actions that were fine)."""
+        return tuple(str(r.get("Code", "None")) for r in self.reasons)
 
 
 class ConflictError(DynamoError):
-    """Someone else changed the item first (ConditionalCheckFailed, TransactionConflict)."""
+    """Someone else changed the item first (ConditionalCheckFailed, TransactionConflict): re-read and retry."""
 
 
 class RetriesExhausted(ConflictError):
@@ -107,6 +155,25 @@ class RetriesExhausted(ConflictError):
     def __init__(self, message: str, attempts: int, code: str = "ConditionalCheckFailedException") -> None:
         super().__init__(message, code)
         self.attempts = attempts
+
+
+class StaleAccount(ConflictError):
+    """A lifecycle guard failed: the account or a marker changed since it was read. Re-read and retry."""
+
+    def __init__(
+        self, message: str, reasons: Sequence[Mapping[str, Any]] = (), code: str = "TransactionCanceledException"
+    ) -> None:
+        super().__init__(message, code, reasons)
+
+
+class TransactionConflict(ConflictError):
+    """A transaction cancelled because another request touched its items at the same moment
+    (reason ``TransactionConflict``): retry. ``reasons`` are DynamoDB's, in request order."""
+
+    def __init__(
+        self, message: str, reasons: Sequence[Mapping[str, Any]] = (), code: str = "TransactionCanceledException"
+    ) -> None:
+        super().__init__(message, code, reasons)
 
 
 class TransactionCancelled(DynamoError):
@@ -118,19 +185,27 @@ class TransactionCancelled(DynamoError):
         reasons: Sequence[Mapping[str, Any]],
         code: str = "TransactionCanceledException",
     ) -> None:
-        super().__init__(message, code)
-        self.reasons: tuple[Mapping[str, Any], ...] = tuple(reasons)
-
-    @property
-    def reason_codes(self) -> tuple[str, ...]:
-        """Each action's reason code in request order ("None" for actions that were fine)."""
-        return tuple(str(r.get("Code", "None")) for r in self.reasons)
+        super().__init__(message, code, reasons)
 
 
-class ValueTaken(TransactionCancelled):
-    """One or more unique values already belong to another record.
+class Throttled(DynamoError):
+    """DynamoDB refused the request for throughput (ProvisionedThroughputExceeded, Throttling): back off."""
+
+
+class IdempotencyMismatch(DynamoError):
+    """The ClientRequestToken was already used, within 10 minutes, for a different request."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "IdempotentParameterMismatchException")
+
+
+class ValueTaken(LabkitError):
+    """One or more unique values already belong to another record; nothing was written.
 
     ``fields`` maps each taken field to its (normalised) value, e.g. ``{"email": "ada@lovelace.io"}``.
+    ``reasons`` are the cancelled transaction's reasons when DynamoDB said so (empty when a
+    read found the value taken and no transaction was sent); ``code`` is then
+    ``TransactionCanceledException``, else ``""``.
     """
 
     def __init__(
@@ -139,11 +214,15 @@ class ValueTaken(TransactionCancelled):
         reasons: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self.fields = dict(fields)
+        self.reasons: tuple[Mapping[str, Any], ...] = tuple(reasons)
+        self.code = "TransactionCanceledException" if self.reasons else ""
         taken = ", ".join(f"{f} {v!r}" for f, v in self.fields.items())
-        super().__init__(
-            f"already taken: {taken}; choose another value (nothing was written)",
-            reasons,
-        )
+        super().__init__(f"already taken: {taken}; choose another value (nothing was written)")
+
+    @property
+    def reason_codes(self) -> tuple[str, ...]:
+        """Each action's reason code in request order (empty when no transaction was sent)."""
+        return tuple(str(r.get("Code", "None")) for r in self.reasons)
 
     @property
     def field(self) -> str:
@@ -155,24 +234,17 @@ class ValueTaken(TransactionCancelled):
         return self.fields[self.field]
 
 
-class TransactionConflict(ConflictError, TransactionCancelled):
-    """A transaction cancelled because its items changed under it (a guard failed, or
-    TransactionConflict): re-read and retry. ``reasons`` are DynamoDB's, in request order."""
-
-
-class IdempotencyMismatch(DynamoError):
-    """The ClientRequestToken was already used, within 10 minutes, for a different request."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, "IdempotentParameterMismatchException")
-
-
 class NotFound(LabkitError, LookupError):
     """The item an operation works on (e.g. an account) does not exist."""
 
 
 class RaceError(LabkitError):
     """A forced interleaving could not be followed (an actor ended early, raised, or stalled)."""
+
+
+#: The errors a race actor may end with as an *outcome* of the race (not a broken actor):
+#: DynamoDB said no, a unique value was taken, or the answer was lost.
+OUTCOME_ERRORS: tuple[type[LabkitError], ...] = (DynamoError, ValueTaken, OutcomeUnknown)
 
 
 class LabkitWarning(UserWarning):
@@ -199,8 +271,9 @@ def error_code(exc: BaseException) -> str:
         code = response.get("Error", {}).get("Code")
         if code:
             return str(code)
-    if isinstance(exc, DynamoError) and exc.code:
-        return exc.code
+    code = getattr(exc, "code", "")
+    if isinstance(exc, LabkitError) and isinstance(code, str) and code:
+        return code
     return type(exc).__name__
 
 
@@ -225,6 +298,7 @@ __all__ = [
     "BackendUnavailable",
     "ConfigurationError",
     "ConflictError",
+    "ConnectionClosedError",
     "DynamoError",
     "FlagTypeError",
     "IdempotencyMismatch",
@@ -232,10 +306,16 @@ __all__ = [
     "ItemTooLarge",
     "LabkitError",
     "LabkitWarning",
+    "LookAlikeValue",
     "NotFound",
+    "OUTCOME_ERRORS",
+    "OutcomeUnknown",
     "RaceError",
+    "ReadTimeoutError",
     "RetriesExhausted",
+    "StaleAccount",
     "TableError",
+    "Throttled",
     "TransactionCancelled",
     "TransactionConflict",
     "UnknownFlag",

@@ -16,7 +16,7 @@ from matplotlib.patches import Patch
 from matplotlib.textpath import TextPath
 
 from .errors import ValidationError
-from .invariants import overwrites
+from .races.history import overwrites
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -15,6 +15,9 @@ import pytest
 import labkit
 from labkit.backend import Connection
 
+#: Helpers and fixtures shared by the test files of one wing (one test file per labkit module).
+pytest_plugins = ["invariants_support", "races_support", "singleton_support", "uniqueness_support"]
+
 
 @pytest.fixture(scope="session")
 def conn() -> Connection:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import types
 
+import pytest
+
 import labkit
+from labkit import races
 
 #: Submodules that are public by name, re-exported on purpose.
 PUBLIC_MODULES = {"invariants", "races", "singleton", "uniqueness"}
@@ -17,3 +21,218 @@ def test_all__matches_public_names_and_is_sorted() -> None:
     assert set(labkit.__all__) - {"__version__"} == (public - modules) | (modules & PUBLIC_MODULES)
     assert list(labkit.__all__) == sorted(labkit.__all__)
     assert all(hasattr(labkit, name) for name in labkit.__all__)
+
+
+#: Every public name before the house was split into wings (labkit 0.1.0): each must stay importable.
+NAMES_BEFORE_THE_SPLIT: dict[str, tuple[str, ...]] = {
+    "errors": (
+        "BackendUnavailable",
+        "ConfigurationError",
+        "ConflictError",
+        "DynamoError",
+        "FlagTypeError",
+        "IdempotencyMismatch",
+        "ItemSizeWarning",
+        "ItemTooLarge",
+        "LabkitError",
+        "LabkitWarning",
+        "NotFound",
+        "RaceError",
+        "RetriesExhausted",
+        "TableError",
+        "TransactionCancelled",
+        "TransactionConflict",
+        "UnknownFlag",
+        "ValidationError",
+        "ValueTaken",
+        "cancellation_reasons",
+        "error_code",
+    ),
+    "invariants": (
+        "DEFAULT_NAMESPACES",
+        "FINDING_COLUMNS",
+        "Finding",
+        "check_uniqueness",
+        "findings_frame",
+        "lost_updates",
+        "missing_markers",
+        "orphan_markers",
+        "overwrites",
+        "scan_items",
+        "scan_rows",
+        "several_owners",
+    ),
+    "labkit": (
+        "BACKENDS",
+        "BackendUnavailable",
+        "ConfigurationError",
+        "ConflictError",
+        "Connection",
+        "DynamoEngine",
+        "DynamoError",
+        "EmbeddedEndpoint",
+        "Flag",
+        "FlagRead",
+        "FlagSchema",
+        "FlagStore",
+        "FlagTypeError",
+        "IdempotencyMismatch",
+        "Interleaving",
+        "ItemSizeWarning",
+        "ItemTooLarge",
+        "LabkitError",
+        "LabkitWarning",
+        "NotFound",
+        "RaceError",
+        "RetriesExhausted",
+        "TableError",
+        "TransactionCancelled",
+        "TransactionConflict",
+        "UnknownFlag",
+        "UpdateResult",
+        "ValidationError",
+        "ValueTaken",
+        "__version__",
+        "all_interleavings",
+        "connect",
+        "delete_table",
+        "ensure_table",
+        "invariants",
+        "races",
+        "reset_table",
+        "run_interleaving",
+        "setup_lab",
+        "singleton",
+        "stress",
+        "sweep",
+        "uniqueness",
+    ),
+    "plots": (
+        "detected_marks",
+        "outcome_css",
+        "outcome_heatmap",
+        "style_outcomes",
+        "sweep_plot",
+        "timeline",
+    ),
+    "races": (
+        "HISTORY_COLUMNS",
+        "Interleaving",
+        "STRESS_COLUMNS",
+        "all_interleavings",
+        "call_key",
+        "count_calls",
+        "error_code",
+        "interleavings",
+        "parse_order",
+        "run_interleaving",
+        "stress",
+        "sweep",
+    ),
+    "singleton": (
+        "DEFAULT_SCHEMA",
+        "VERSION_ATTR",
+        "Flag",
+        "FlagCache",
+        "FlagRead",
+        "FlagSchema",
+        "FlagStore",
+        "MigrationResult",
+        "UpdateResult",
+        "exponential_jitter",
+        "lost_changes",
+        "migrate",
+        "retire",
+        "stored_item",
+        "unsafe_scan_read",
+        "unsafe_set_flags",
+        "unsafe_update",
+    ),
+    "table": (
+        "delete_table",
+        "ensure_table",
+        "reset_table",
+        "table_exists",
+        "table_spec",
+        "wait_until_active",
+    ),
+    "uniqueness": (
+        "AuditReport",
+        "DEFAULT_FIELDS",
+        "RESERVED_ATTRIBUTES",
+        "Registration",
+        "RepairReport",
+        "SEED_TRANSACTION_JSON",
+        "account_items",
+        "account_key",
+        "audit",
+        "cancellation_reasons",
+        "change_email",
+        "change_username",
+        "change_value",
+        "check_fields",
+        "check_token",
+        "delete_account",
+        "email_in_use",
+        "get_account",
+        "lose_next_response",
+        "marker_item",
+        "marker_key",
+        "normalise",
+        "normalise_email",
+        "normalise_username",
+        "normalise_value",
+        "prepare_registration",
+        "register",
+        "register_check_then_write",
+        "repair",
+        "seed_transaction",
+        "send_seed_transaction",
+        "submit",
+        "table_items",
+        "taken_values",
+        "translate_error",
+    ),
+}
+#: Modules whose __all__ is curated: sorted, every entry exists.
+CURATED = (
+    "labkit.codec",
+    "labkit.errors",
+    "labkit.invariants",
+    "labkit.plots",
+    "labkit.races",
+    "labkit.singleton",
+    "labkit.table",
+    "labkit.uniqueness",
+)
+
+
+@pytest.mark.parametrize("module", CURATED)
+def test_subpackage_all__sorted_and_every_name_exists(module: str) -> None:
+    """Each public module's and subpackage's __all__ is sorted and names only what exists."""
+    mod = importlib.import_module(module)
+    assert list(mod.__all__) == sorted(mod.__all__)
+    assert [n for n in mod.__all__ if not hasattr(mod, n)] == []
+
+
+@pytest.mark.parametrize("module", sorted(NAMES_BEFORE_THE_SPLIT))
+def test_names_before_the_split__still_importable_from_the_same_path(module: str) -> None:
+    """Import paths users type stay the same: every name once public is still in that module's __all__."""
+    mod = importlib.import_module(module if module == "labkit" else f"labkit.{module}")
+    assert [n for n in NAMES_BEFORE_THE_SPLIT[module] if n not in mod.__all__] == []
+
+
+def test_races__names_the_explore_and_plugin_modules_use__are_public() -> None:
+    """labkit.explore / labkit.pytest_plugin build on these labkit.races names only."""
+    wanted = {
+        "run_interleaving",
+        "all_interleavings",
+        "interleavings",
+        "count_calls",
+        "call_key",
+        "Interleaving",
+        "parse_order",
+        "stress",
+        "sweep",
+    }
+    assert wanted <= set(races.__all__)

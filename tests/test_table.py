@@ -1,5 +1,4 @@
 """The lab table helper: ensure, wait, reset, delete — all idempotent, all guarded."""
-
 from __future__ import annotations
 
 import uuid
@@ -9,6 +8,9 @@ import pytest
 import labkit
 from labkit import constants as C
 from labkit.backend import Connection
+from labkit.invariants import (
+    scan_items,
+)
 from labkit.table import table_exists
 
 
@@ -70,3 +72,27 @@ def test_table_helpers__foreign_table_name__refused_before_any_call(conn: Connec
         assert conn.client.scan(TableName="orders-prod")["Count"] == 1
     finally:
         conn.client.delete_table(TableName="orders-prod")
+
+
+def test_scan_items__many_pages__returns_every_item_with_plain_values(tconn: Connection) -> None:
+    """A paginated consistent scan returns every item, numbers as int/float, PK and SK first."""
+    client, table = tconn.client, tconn.table_name
+    big = "x" * 30_000  # ~30 KB each: 40 items exceed one 1 MB scan page
+    for i in range(40):
+        client.put_item(TableName=table, Item={
+            "PK": {"S": f"ITEM#{i:02d}"}, "SK": {"S": "A"}, "n": {"N": str(i)},
+            "half": {"N": "0.5"}, "pad": {"S": big}, "tags": {"SS": ["a", "b"]},
+        })
+    assert "LastEvaluatedKey" in client.scan(TableName=table)
+    df = scan_items(tconn)
+    assert list(df.columns[:2]) == ["PK", "SK"]
+    assert len(df) == 40
+    assert list(df["PK"]) == [f"ITEM#{i:02d}" for i in range(40)]
+    assert df["n"].tolist() == list(range(40)) and type(df["n"].tolist()[0]) is int
+    assert df["half"].iloc[0] == 0.5 and df["tags"].iloc[0] == {"a", "b"}
+
+
+def test_scan_items__empty_table__has_pk_and_sk_columns(tconn: Connection) -> None:
+    """An empty table scans to an empty frame that still has PK and SK columns."""
+    df = scan_items(tconn)
+    assert df.empty and list(df.columns) == ["PK", "SK"]

@@ -1,0 +1,206 @@
+"""Recording and gating: botocore event hooks that record each call and hold it for its turn."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+from ..errors import OUTCOME_ERRORS, RaceError, error_code
+from .keys import call_key
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+#: A gated turn is exactly one HTTP request: botocore's own retries are off.
+NO_RETRIES: dict[str, Any] = {"retries": {"max_attempts": 1, "mode": "standard"}}
+#: all_interleavings refuses to run more orders than this (the count grows factorially).
+#: After an abort, how long to wait for actors to leave (waiting ones leave at once).
+ABORT_GRACE = 0.25
+#: How long a stress worker waits at the start barrier for the others (seconds).
+BARRIER_TIMEOUT = 60.0
+_CTX = "labkit_call"
+
+
+class _Aborted(BaseException):
+    """Raised out of a gated call once the run is aborted; `except Exception` cannot swallow it."""
+
+
+# ---------------------------------------------------------------- recording and gating
+
+
+class _Session:
+    """What one run (an interleaving, or a stress run) does with the calls it sees."""
+
+    def before(self, actor: str, call: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def after(self, actor: str, call: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+
+class _Probe:
+    """The botocore event handlers on one client; they hand every call to the current session."""
+
+    def __init__(self, client: DynamoDBClient, actor: str) -> None:
+        self.client = client
+        self.actor = actor
+        self.session: _Session | None = None
+        events = client.meta.events
+        events.register("before-parameter-build.dynamodb", self._params)
+        events.register("before-call.dynamodb", self._before)
+        # most specific and first: runs before any other after-call handler can raise
+        for operation in client.meta.service_model.operation_names:
+            events.register_first(f"after-call.dynamodb.{operation}", self._after)
+        events.register("after-call-error.dynamodb", self._error)
+
+    def _params(self, params: Mapping[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
+        context[_CTX] = {"operation": model.name, "key": call_key(model.name, params)}
+
+    def _before(self, context: dict[str, Any], **_: Any) -> None:
+        session = self.session
+        if session is not None and _CTX in context:
+            session.before(self.actor, context[_CTX])
+
+    def _finish(self, context: dict[str, Any], outcome: str, retries: int) -> None:
+        session = self.session
+        call = context.get(_CTX)
+        if session is not None and call is not None and "start" in call:
+            call["outcome"] = outcome
+            call["retries"] = retries
+            session.after(self.actor, call)
+
+    def _after(self, http_response: Any, parsed: Mapping[str, Any], context: dict[str, Any], **_: Any) -> None:
+        outcome = "ok"
+        if http_response.status_code >= 300:
+            code = parsed.get("Error", {}).get("Code")
+            outcome = str(code or f"HTTP {http_response.status_code}")
+        retries = int(parsed.get("ResponseMetadata", {}).get("RetryAttempts", 0))
+        self._finish(context, outcome, retries)
+
+    def _error(self, exception: BaseException, context: dict[str, Any], **_: Any) -> None:
+        self._finish(context, type(exception).__name__, 0)
+
+
+def _is_outcome(exc: BaseException) -> bool:
+    """A DynamoDB error (or a labkit outcome error) an actor may end with as part of the lesson."""
+    return isinstance(exc, (ClientError, *OUTCOME_ERRORS))
+
+
+class _Run(_Session):
+    """One forced interleaving: whose turn it is, who is done, what happened."""
+
+    def __init__(self, order: Sequence[str], deadline: float, strict: bool) -> None:
+        self.order = list(order)
+        self.requested = tuple(order)
+        self.strict = strict
+        self.pos = 0
+        self.in_flight = False
+        self.deadline = deadline
+        self.cond = threading.Condition()
+        self.failure: RaceError | None = None
+        self.done = 0
+        self.rows: list[dict[str, Any]] = []
+        self.seq: Counter[str] = Counter()
+        self.taken: Counter[str] = Counter()
+        self.t0 = time.perf_counter()
+
+    def _describe(self) -> str:
+        done = " ".join(self.order[: self.pos]) or "(none)"
+        return f"order {' '.join(self.requested)!r}, turns taken so far: {done}"
+
+    def before(self, actor: str, call: dict[str, Any]) -> None:
+        with self.cond:
+            call["actor"] = actor
+            call["seq"] = self.seq[actor]
+            self.seq[actor] += 1
+            while True:
+                if self.failure is not None:
+                    raise _Aborted
+                if self.pos >= len(self.order):
+                    call["turn"] = None
+                    break
+                if not self.in_flight and self.order[self.pos] == actor:
+                    call["turn"] = self.pos
+                    self.in_flight = True
+                    self.taken[actor] += 1
+                    break
+                remaining = self.deadline - time.monotonic()
+                if remaining <= 0:
+                    self.failure = self._stalled()
+                    self.cond.notify_all()
+                    raise _Aborted
+                self.cond.wait(remaining)
+            call["start"] = time.perf_counter() - self.t0
+
+    def after(self, actor: str, call: dict[str, Any]) -> None:
+        with self.cond:
+            call["end"] = time.perf_counter() - self.t0
+            self.rows.append(dict(call))
+            if call.get("turn") is not None:
+                self.pos += 1
+                self.in_flight = False
+                self.cond.notify_all()
+
+    def _stalled(self) -> RaceError:
+        nxt = self.order[self.pos] if self.pos < len(self.order) else "?"
+        return RaceError(
+            f"timed out: turn {self.pos + 1} (actor {nxt!r}) was never taken; {self._describe()}. "
+            f"Check that actor {nxt!r} makes its DynamoDB calls with the client it is given "
+            "and does not wait on another actor; or raise `timeout`."
+        )
+
+    def finished(self, actor: str, exc: BaseException | None) -> None:
+        """An actor's function returned (exc None) or raised."""
+        with self.cond:
+            self.done += 1
+            self.cond.notify_all()
+            if self.failure is not None or isinstance(exc, _Aborted):
+                return
+            if exc is not None and not _is_outcome(exc):
+                error = RaceError(
+                    f"actor {actor!r} raised {type(exc).__name__}: {exc} "
+                    f"(after {self.taken[actor]} turn(s); {self._describe()}). "
+                    "Fix the actor; only DynamoDB errors count as an outcome of a race."
+                )
+                error.__cause__ = exc
+                self.failure = error
+            else:
+                left = self.order[self.pos :].count(actor)
+                if left and self.strict:
+                    how = "returned" if exc is None else f"ended with {error_code(exc)}"
+                    self.failure = RaceError(
+                        f"actor {actor!r} {how} after {self.taken[actor]} turn(s) but the order "
+                        f"gives it {self.taken[actor] + left}; {self._describe()}. "
+                        f"Give {actor!r} fewer turns, or pass strict=False to drop turns an "
+                        "actor no longer takes."
+                    )
+                elif left:
+                    self.order = self.order[: self.pos] + [a for a in self.order[self.pos :] if a != actor]
+            self.cond.notify_all()
+
+
+class _Tally(_Session):
+    """Counts one worker's calls, failed calls and botocore retries (no gating)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.failed = 0
+        self.retries = 0
+
+    def before(self, actor: str, call: dict[str, Any]) -> None:
+        call["start"] = time.perf_counter()
+
+    def after(self, actor: str, call: dict[str, Any]) -> None:
+        self.calls += 1
+        self.retries += int(call.get("retries") or 0)
+        if call.get("outcome") != "ok":
+            self.failed += 1
+
+
+__all__ = ["ABORT_GRACE", "NO_RETRIES"]

@@ -1,0 +1,95 @@
+"""A race's history (one row per call) and the checks that read it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from ..errors import ValidationError
+
+#: Columns of a history DataFrame, in order.
+HISTORY_COLUMNS = ("actor", "seq", "turn", "operation", "key", "start", "end", "outcome", "retries")
+
+
+def _history(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    df = pd.DataFrame([{c: r.get(c) for c in HISTORY_COLUMNS} for r in rows], columns=list(HISTORY_COLUMNS))
+    df["turn"] = df["turn"].astype("Int64")
+    df["retries"] = df["retries"].astype("int64")
+    df["seq"] = df["seq"].astype("int64")
+    return df.sort_values(["start", "actor", "seq"], kind="stable").reset_index(drop=True)
+
+
+#: Operations that read an item, and that write one (for :func:`overwrites`).
+READ_OPERATIONS = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"})
+WRITE_OPERATIONS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"})
+
+
+# ---------------------------------------------------------------- counters
+
+
+def lost_updates(successes: int, final: int, initial: int = 0) -> int:
+    """Increments that reported success but are missing from the counter: successes - (final - initial)."""
+    for name, value in (("successes", successes), ("final", final), ("initial", initial)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValidationError(f"{name} must be an int, not {value!r}")
+    if successes < 0:
+        raise ValidationError(f"successes must be >= 0, not {successes}")
+    lost = successes - (final - initial)
+    if lost < 0:
+        raise ValidationError(
+            f"the counter moved by {final - initial} but only {successes} increments reported "
+            "success; count every increment that reached DynamoDB (a timed-out call may still "
+            "have been applied), or check `initial`"
+        )
+    return lost
+
+
+# ---------------------------------------------------------------- histories
+
+
+def overwrites(history: pd.DataFrame) -> pd.DataFrame:
+    """Lost-update shapes in a race history: a read, another actor's write, then the reader's write.
+
+    For every successful write by actor X to key K, take X's last successful read of K before
+    it; if another actor's successful write to K happened wholly between that read and X's
+    write, X wrote from a stale read and overwrote it. Keys are compared as the history
+    records them (PK/SK strings), so a Query read is only matched to a write of the same
+    string; calls that overlap in time are never counted. Columns: key, actor, read_seq,
+    write_seq, other_actor, other_seq.
+    """
+    needed = {"actor", "seq", "operation", "key", "start", "end", "outcome"}
+    if missing := needed - set(history.columns):
+        raise ValidationError(f"history lacks columns {sorted(missing)}; pass res.history")
+    calls = [c for c in history.to_dict("records") if c["outcome"] == "ok"]
+    reads = [c for c in calls if c["operation"] in READ_OPERATIONS]
+    writes = [c for c in calls if c["operation"] in WRITE_OPERATIONS]
+    found = []
+    for w in writes:
+        mine = [r for r in reads if r["actor"] == w["actor"] and r["key"] == w["key"] and r["end"] <= w["start"]]
+        if not mine:
+            continue
+        read = max(mine, key=lambda r: r["end"])
+        for o in writes:
+            if (
+                o["actor"] != w["actor"]
+                and o["key"] == w["key"]
+                and o["start"] >= read["end"]
+                and o["end"] <= w["start"]
+            ):
+                found.append(
+                    {
+                        "key": w["key"],
+                        "actor": w["actor"],
+                        "read_seq": int(read["seq"]),
+                        "write_seq": int(w["seq"]),
+                        "other_actor": o["actor"],
+                        "other_seq": int(o["seq"]),
+                    }
+                )
+    columns = ["key", "actor", "read_seq", "write_seq", "other_actor", "other_seq"]
+    return pd.DataFrame(found, columns=columns)
+
+
+__all__ = ["HISTORY_COLUMNS", "READ_OPERATIONS", "WRITE_OPERATIONS", "lost_updates", "overwrites"]

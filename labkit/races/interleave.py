@@ -1,0 +1,142 @@
+"""Forced interleavings: run actors in one given order of their DynamoDB calls."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from ..errors import RaceError, ValidationError, error_code
+from .gate import ABORT_GRACE, NO_RETRIES, _Aborted, _Probe, _Run
+from .history import _history
+from .types import Actor
+
+if TYPE_CHECKING:
+    from ..backend import Connection
+
+# ---------------------------------------------------------------- forced interleavings
+
+
+@dataclass(frozen=True)
+class Interleaving:
+    """What one forced interleaving did: per-actor results or errors, and every call made."""
+
+    order: tuple[str, ...]
+    results: dict[str, Any]
+    errors: dict[str, BaseException]
+    history: pd.DataFrame = field(repr=False)
+    turns: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """The order as ``"A B A B"``."""
+        return " ".join(self.order)
+
+    def error_codes(self) -> dict[str, str]:
+        """Each failed actor's DynamoDB error code (``ConditionalCheckFailedException``, ...)."""
+        return {name: error_code(exc) for name, exc in self.errors.items()}
+
+
+def parse_order(order: str | Sequence[str], actors: Iterable[str]) -> tuple[str, ...]:
+    """``"ABAB"``, ``"A B A B"`` or ``["A", "B", "A", "B"]`` -> ``("A", "B", "A", "B")``."""
+    if isinstance(order, str):
+        steps = order.split() if any(ch.isspace() for ch in order) else list(order)
+    else:
+        steps = list(order)
+    known = set(actors)
+    unknown = sorted({str(s) for s in steps if s not in known})
+    if unknown:
+        raise RaceError(
+            f"the order {order!r} names unknown actor(s) {', '.join(map(repr, unknown))}; "
+            f"the actors are {', '.join(map(repr, sorted(known)))}. Use only those names."
+        )
+    return tuple(steps)
+
+
+def _check_actors(actors: Mapping[str, Actor]) -> None:
+    if not actors:
+        raise ValidationError("no actors given; pass e.g. {'A': fn_a, 'B': fn_b}")
+    for name, fn in actors.items():
+        if not isinstance(name, str) or not name or any(ch.isspace() for ch in name):
+            raise ValidationError(f"actor name {name!r} must be a non-empty string without spaces")
+        if not callable(fn):
+            raise ValidationError(f"actor {name!r} is {type(fn).__name__}, not a callable taking one DynamoDB client")
+
+
+def _check_timeout(timeout: float) -> None:
+    if not timeout > 0:
+        raise ValidationError(f"timeout must be a positive number of seconds, not {timeout!r}")
+
+
+def _gated_clients(actors: Mapping[str, Actor], conn: Connection) -> dict[str, _Probe]:
+    return {name: _Probe(conn.new_client(**NO_RETRIES), name) for name in actors}
+
+
+def _run(
+    actors: Mapping[str, Actor],
+    order: tuple[str, ...],
+    probes: Mapping[str, _Probe],
+    timeout: float,
+    strict: bool,
+) -> Interleaving:
+    run = _Run(order, time.monotonic() + timeout, strict)
+    results: dict[str, Any] = {}
+    errors: dict[str, BaseException] = {}
+
+    def body(name: str) -> None:
+        exc: BaseException | None = None
+        try:
+            results[name] = actors[name](probes[name].client)
+        except BaseException as caught:  # recorded, judged by run.finished
+            exc = caught
+            if not isinstance(caught, _Aborted):
+                errors[name] = caught
+        finally:
+            run.finished(name, exc)
+
+    for probe in probes.values():
+        probe.session = run
+    threads = [threading.Thread(target=body, args=(name,), name=f"labkit-actor-{name}", daemon=True) for name in actors]
+    try:
+        for t in threads:
+            t.start()
+        with run.cond:  # until every actor is done, the run failed, or time is up
+            while run.done < len(threads) and run.failure is None:
+                remaining = run.deadline - time.monotonic()
+                if remaining <= 0:
+                    alive = [t.name.removeprefix("labkit-actor-") for t in threads if t.is_alive()]
+                    run.failure = RaceError(f"{run._stalled()} Still running: {', '.join(alive)}.")
+                    run.cond.notify_all()
+                    break
+                run.cond.wait(remaining)
+        for t in threads:  # waiting actors give up at once on failure; others get a moment
+            t.join(ABORT_GRACE if run.failure is not None else None)
+    finally:
+        for probe in probes.values():
+            probe.session = None
+    if run.failure is not None:
+        raise run.failure
+    taken = tuple(r["actor"] for r in sorted(run.rows, key=lambda r: r["start"]) if r.get("turn") is not None)
+    return Interleaving(order, results, errors, _history(run.rows), taken)
+
+
+def run_interleaving(
+    actors: Mapping[str, Actor],
+    order: str | Sequence[str],
+    *,
+    conn: Connection,
+    timeout: float = 10.0,
+    strict: bool = True,
+) -> Interleaving:
+    """Run the actors concurrently, their DynamoDB calls forced into ``order`` (a turn = a call)."""
+    _check_actors(actors)
+    _check_timeout(timeout)
+    steps = parse_order(order, actors)
+    return _run(actors, steps, _gated_clients(actors, conn), timeout, strict)
+
+
+__all__ = ["Interleaving", "parse_order", "run_interleaving"]

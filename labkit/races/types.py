@@ -1,0 +1,16 @@
+"""Types shared by the race lab: an actor and a stress operation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+Actor = Callable[["DynamoDBClient"], Any]
+Op = Callable[["DynamoDBClient", int, int], Any]
+
+
+__all__ = ["Actor", "Op"]

@@ -1,0 +1,228 @@
+"""Audit and repair: find orphan, missing and shared markers; fix each with its own guarded transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from boto3.dynamodb.conditions import Attr
+
+from .. import constants as C
+from ..codec import to_wire
+from ..errors import (
+    ConflictError,
+    TransactionCancelled,
+    ValueTaken,
+)
+from . import checks
+from .inspect import table_items
+from .keys import DEFAULT_FIELDS, _condition, account_key, check_fields, check_token, marker_item, marker_key
+from .reasons import _Slot, _transact
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """What :func:`audit` found; each frame has one row per problem (from labkit.invariants)."""
+
+    orphan_markers: pd.DataFrame
+    missing_markers: pd.DataFrame
+    several_owners: pd.DataFrame
+    findings: pd.DataFrame
+
+    @property
+    def ok(self) -> bool:
+        """True when every marker has a live owner holding its value, and every value a marker."""
+        return bool(self.findings.empty)
+
+    def summary(self) -> str:
+        """One line per finding, or "audit: no findings"."""
+        if self.ok:
+            return "audit: no findings"
+        lines = [f"audit: {len(self.findings)} finding(s)"]
+        for row in self.findings.itertuples(index=False):
+            lines.append(f"  {row.kind}: {row.attribute} {row.value!r} — {row.detail}")
+        return "\n".join(lines)
+
+
+def audit(client: DynamoDBClient, table: str, *, fields: Mapping[str, str] = DEFAULT_FIELDS) -> AuditReport:
+    """Scan the table and report orphan markers, missing markers and values with several owners."""
+    check_fields(fields)
+    items = table_items(client, table)
+    if items.empty:
+        items = pd.DataFrame(columns=["PK", "SK"])
+    owners = [checks.several_owners(items, f) for f in fields]
+    return AuditReport(
+        orphan_markers=checks.orphan_markers(items, fields),
+        missing_markers=checks.missing_markers(items, fields),
+        several_owners=pd.concat(owners, ignore_index=True) if owners else pd.DataFrame(),
+        findings=checks.check_uniqueness(items, fields),
+    )
+
+
+@dataclass
+class RepairReport:
+    """What :func:`repair` did: markers deleted and created, and what it refused to touch."""
+
+    deleted: list[str] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
+    adopted: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        lines = [f"deleted orphan marker {pk}" for pk in self.deleted]
+        lines += [f"gave owner-less marker {pk} to the account holding its value" for pk in self.adopted]
+        lines += [f"created missing marker {pk}" for pk in self.created]
+        lines += [f"left alone: {c}" for c in self.conflicts]
+        return "\n".join(lines) or "nothing to repair"
+
+
+def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{str(k): v for k, v in row.items()} for row in frame.to_dict("records")]
+
+
+def repair(
+    client: DynamoDBClient,
+    table: str,
+    report: AuditReport | None = None,
+    *,
+    fields: Mapping[str, str] = DEFAULT_FIELDS,
+) -> RepairReport:
+    """Fix what an audit found, each fix its own guarded transaction; conflicts are reported.
+
+    An orphan marker is deleted only if it still has the owner the audit saw and that owner
+    still does not hold the value; an owner-less marker (like the article's) whose value one
+    account holds is given to that account instead. A missing marker is created
+    (attribute_not_exists) only while the account still holds the value; a marker owned by
+    someone else is never overwritten. Values with several owners are only reported.
+    """
+    check_fields(fields)
+    report = report if report is not None else audit(client, table, fields=fields)
+    done = RepairReport()
+    missing = _rows(report.missing_markers)
+    claimants: dict[str, list[Mapping[str, Any]]] = {}
+    for row in missing:
+        pk = marker_key(fields[str(row["attribute"])], str(row["value"]))["PK"]
+        claimants.setdefault(pk, []).append(row)
+    adopted: set[str] = set()
+    for row in _rows(report.orphan_markers):
+        pk = str(row["marker"])
+        if not isinstance(row.get("owner"), str) and len(claimants.get(pk, [])) == 1:
+            if _adopt(client, table, pk, claimants[pk][0], done):
+                adopted.add(pk)
+            continue
+        _repair_orphan(client, table, row, done)
+    for row in missing:
+        pk = marker_key(fields[str(row["attribute"])], str(row["value"]))["PK"]
+        if pk not in adopted:
+            _repair_missing(client, table, row, fields, done)
+    for row in _rows(report.several_owners):
+        done.conflicts.append(
+            f"{row['attribute']} {row['value']!r} is held by {', '.join(row['records'])}; "
+            "decide which account keeps it, then change the others"
+        )
+    return done
+
+
+def _adopt(client: DynamoDBClient, table: str, pk: str, claimant: Mapping[str, Any], done: RepairReport) -> bool:
+    """Give an owner-less marker to the one account holding its value (no unprotected gap)."""
+    attribute, value = str(claimant["attribute"]), str(claimant["value"])
+    account_id = str(claimant["account"])[len(C.ACCOUNT_PREFIX) :]
+    cond = _condition(Attr("owner").not_exists())
+    actions: list[dict[str, Any]] = [
+        {
+            "Update": {
+                "TableName": table,
+                "Key": to_wire({"PK": pk, "SK": C.MARKER_SK}),
+                "UpdateExpression": "SET #o = :owner, #f = :field, #v = :value",
+                "ConditionExpression": cond["ConditionExpression"],
+                "ExpressionAttributeNames": {
+                    **cond["ExpressionAttributeNames"],
+                    "#o": "owner",
+                    "#f": "field",
+                    "#v": "value",
+                },
+                "ExpressionAttributeValues": to_wire({":owner": account_id, ":field": attribute, ":value": value}),
+            }
+        },
+        {
+            "ConditionCheck": {
+                "TableName": table,
+                "Key": to_wire(account_key(account_id)),
+                **_condition(Attr(attribute).eq(value)),
+            }
+        },
+    ]
+    slots = [_Slot("check", f"marker {pk} without owner"), _Slot("check", f"account {account_id} holding {value!r}")]
+    try:
+        _transact(client, actions, slots, check_token(None), f"adopting marker {pk}")
+    except (ConflictError, TransactionCancelled) as exc:
+        done.conflicts.append(str(exc))
+        return False
+    done.adopted.append(pk)
+    return True
+
+
+def _repair_orphan(client: DynamoDBClient, table: str, row: Mapping[str, Any], done: RepairReport) -> None:
+    pk, owner = str(row["marker"]), row.get("owner")
+    key = {"PK": pk, "SK": C.MARKER_SK}
+    has_owner = isinstance(owner, str) and owner != ""
+    guard = Attr("owner").eq(owner) if has_owner else Attr("owner").not_exists()
+    actions: list[dict[str, Any]] = [{"Delete": {"TableName": table, "Key": to_wire(key), **_condition(guard)}}]
+    slots = [_Slot("check", f"marker {pk} with owner {owner!r}")]
+    if has_owner:
+        still_free = Attr("PK").not_exists() | Attr(str(row["attribute"])).ne(row["value"])
+        actions.append(
+            {"ConditionCheck": {"TableName": table, "Key": to_wire(account_key(str(owner))), **_condition(still_free)}}
+        )
+        slots.append(_Slot("check", f"account {owner} not holding {row['value']!r}"))
+    try:
+        _transact(client, actions, slots, check_token(None), f"deleting orphan marker {pk}")
+    except (ConflictError, TransactionCancelled) as exc:
+        done.conflicts.append(str(exc))
+    else:
+        done.deleted.append(pk)
+
+
+def _repair_missing(
+    client: DynamoDBClient,
+    table: str,
+    row: Mapping[str, Any],
+    fields: Mapping[str, str],
+    done: RepairReport,
+) -> None:
+    account_pk, attribute, value = str(row["account"]), str(row["attribute"]), str(row["value"])
+    account_id = account_pk[len(C.ACCOUNT_PREFIX) :]
+    item = marker_item(fields[attribute], attribute, value, account_id)
+    actions: list[dict[str, Any]] = [
+        {"Put": {"TableName": table, "Item": to_wire(item), "ConditionExpression": "attribute_not_exists(PK)"}},
+        {
+            "ConditionCheck": {
+                "TableName": table,
+                "Key": to_wire(account_key(account_id)),
+                **_condition(Attr(attribute).eq(value)),
+            }
+        },
+    ]
+    slots = [
+        _Slot("claim", f"{attribute} marker", attribute, value),
+        _Slot("check", f"account {account_id} holding {value!r}"),
+    ]
+    try:
+        _transact(client, actions, slots, check_token(None), f"creating marker {item['PK']}")
+    except ValueTaken:
+        done.conflicts.append(
+            f"{item['PK']} belongs to another owner; not overwritten — change {account_pk}'s "
+            f"{attribute} or decide who keeps it"
+        )
+    except (ConflictError, TransactionCancelled) as exc:
+        done.conflicts.append(str(exc))
+    else:
+        done.created.append(item["PK"])
+
+
+__all__ = ["AuditReport", "RepairReport", "audit", "repair"]

@@ -1,0 +1,46 @@
+"""Looking at the table: an account beside its markers, every item as a DataFrame."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from ..codec import from_wire, to_wire
+from ..table import items_frame, scan_rows
+from .keys import DEFAULT_FIELDS, marker_key
+from .lifecycle import _require_account
+from .reasons import named_errors
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+def account_items(
+    client: DynamoDBClient,
+    table: str,
+    account_id: str,
+    *,
+    fields: Mapping[str, str] = DEFAULT_FIELDS,
+) -> pd.DataFrame:
+    """The account and its markers side by side; a missing marker shows ``present=False``."""
+    account = _require_account(client, table, account_id)
+    rows: list[dict[str, Any]] = [{**account, "present": True}]
+    for f, namespace in fields.items():
+        if f not in account:
+            continue
+        key = marker_key(namespace, str(account[f]))
+        with named_errors(f"reading the {f} marker", table):
+            out = client.get_item(TableName=table, Key=to_wire(key), ConsistentRead=True)
+        item = out.get("Item")
+        rows.append({**from_wire(item), "present": True} if item else {**key, "present": False})
+    return items_frame(rows, ["PK", "SK", "id", "owner", *fields, "field", "value", "present"], sort=False)
+
+
+def table_items(client: DynamoDBClient, table: str) -> pd.DataFrame:
+    """Every item in the table (consistent Scan), sorted by key: accounts and markers together."""
+    return items_frame(scan_rows(client, table), ["PK", "SK", "id", "owner", "email", "username", "field", "value"])
+
+
+__all__ = ["account_items", "table_items"]

@@ -1,0 +1,211 @@
+"""An account's life after sign-up: read it, change a unique value, delete it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from boto3.dynamodb.conditions import Attr, ConditionBase
+
+from ..codec import from_wire, to_wire
+from ..errors import (
+    NotFound,
+)
+from .keys import (
+    DEFAULT_FIELDS,
+    _check_account_id,
+    _check_field,
+    _condition,
+    account_key,
+    check_fields,
+    check_token,
+    marker_item,
+    marker_key,
+)
+from .normalise import normalise_value
+from .reasons import _Slot, named_errors
+from .resend import Prepared, send_once
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+def get_account(client: DynamoDBClient, table: str, account_id: str) -> dict[str, Any] | None:
+    """The account item (strongly consistent read), or None if there is none."""
+    with named_errors(f"reading account {account_id}", table):
+        out = client.get_item(TableName=table, Key=to_wire(account_key(account_id)), ConsistentRead=True)
+    item = out.get("Item")
+    return from_wire(item) if item else None
+
+
+def _require_account(client: DynamoDBClient, table: str, account_id: str) -> dict[str, Any]:
+    account = get_account(client, table, account_id)
+    if account is None:
+        raise NotFound(f"account {account_id!r} does not exist; check the id (register it first)")
+    return account
+
+
+def change_value(
+    client: DynamoDBClient,
+    table: str,
+    account_id: str,
+    field_name: str,
+    new_value: str,
+    *,
+    fields: Mapping[str, str] = DEFAULT_FIELDS,
+    token: str | None = None,
+) -> bool:
+    """Move an account to a new unique value in one transaction; False if it already holds it.
+
+    Claims the new marker (attribute_not_exists), releases the old one (guarded by owner),
+    and updates the account (guarded by its current value). Raises :class:`ValueTaken` if
+    the new value is someone else's; nothing changes then.
+
+    Safe to retry: pass the same ``token`` after a lost answer (or an OutcomeUnknown) and the
+    identical request is resent, so DynamoDB applies it once and the retry returns True too.
+    """
+    check_fields(fields)
+    namespace = _check_field(field_name, fields)
+    value = normalise_value(field_name, new_value, namespace)
+    request_token = check_token(token)
+    _check_account_id(account_id)
+    key = ("change", table, request_token, account_id, field_name, value)
+    return send_once(
+        client,
+        key,
+        request_token,
+        token is not None,
+        lambda: _prepare_change(client, table, account_id, field_name, value, namespace),
+    )
+
+
+def _prepare_change(
+    client: DynamoDBClient, table: str, account_id: str, field_name: str, value: str, namespace: str
+) -> Prepared[bool] | bool:
+    account = _require_account(client, table, account_id)
+    old = account.get(field_name)
+    if old == value:
+        return False
+    actions: list[dict[str, Any]] = [
+        {
+            "Put": {
+                "TableName": table,
+                "Item": to_wire(marker_item(namespace, field_name, value, account_id)),
+                "ConditionExpression": "attribute_not_exists(PK)",
+            }
+        }
+    ]
+    slots = [_Slot("claim", f"new {field_name} marker", field_name, value)]
+    if old is not None:
+        actions.append(
+            {
+                "Delete": {
+                    "TableName": table,
+                    "Key": to_wire(marker_key(namespace, old)),
+                    **_condition(Attr("owner").eq(account_id)),
+                }
+            }
+        )
+        slots.append(_Slot("release", f"the old {field_name} marker {old!r} owned by {account_id}"))
+    guard = Attr(field_name).eq(old) if old is not None else Attr(field_name).not_exists()
+    cond = _condition(guard)
+    actions.append(
+        {
+            "Update": {
+                "TableName": table,
+                "Key": to_wire(account_key(account_id)),
+                "UpdateExpression": "SET #new_field = :new_value",
+                "ConditionExpression": cond["ConditionExpression"],
+                "ExpressionAttributeNames": {
+                    **cond["ExpressionAttributeNames"],
+                    "#new_field": field_name,
+                },
+                "ExpressionAttributeValues": {
+                    **cond.get("ExpressionAttributeValues", {}),
+                    ":new_value": {"S": value},
+                },
+            }
+        }
+    )
+    slots.append(_Slot("guard", f"account {account_id} with {field_name} {old!r}"))
+    return Prepared(actions, slots, f"changing {field_name} of {account_id}", True)
+
+
+def change_email(
+    client: DynamoDBClient, table: str, account_id: str, new_email: str, *, token: str | None = None
+) -> bool:
+    """Change an account's email (see :func:`change_value`); safe to retry with the same ``token``."""
+    return change_value(client, table, account_id, "email", new_email, token=token)
+
+
+def change_username(
+    client: DynamoDBClient,
+    table: str,
+    account_id: str,
+    new_username: str,
+    *,
+    token: str | None = None,
+) -> bool:
+    """Change an account's username (see :func:`change_value`); safe to retry with the same ``token``."""
+    return change_value(client, table, account_id, "username", new_username, token=token)
+
+
+def delete_account(
+    client: DynamoDBClient,
+    table: str,
+    account_id: str,
+    *,
+    fields: Mapping[str, str] = DEFAULT_FIELDS,
+    token: str | None = None,
+) -> dict[str, Any]:
+    """Delete an account and all its markers in one transaction; returns the deleted account.
+
+    The account Delete is guarded by its current values, each marker Delete by its owner,
+    so a concurrent change cancels the delete instead of stranding a marker.
+
+    Safe to retry: pass the same ``token`` after a lost answer (or an OutcomeUnknown); the
+    identical request is resent and the retry returns the same account instead of raising
+    :class:`NotFound`. Without a pinned token a retry finds no account and raises NotFound.
+    """
+    check_fields(fields)
+    request_token = check_token(token)
+    _check_account_id(account_id)
+    key = ("delete", table, request_token, account_id, tuple(fields.items()))
+    return send_once(
+        client, key, request_token, token is not None, lambda: _prepare_delete(client, table, account_id, fields)
+    )
+
+
+def _prepare_delete(
+    client: DynamoDBClient, table: str, account_id: str, fields: Mapping[str, str]
+) -> Prepared[dict[str, Any]]:
+    account = _require_account(client, table, account_id)
+    held = {f: str(account[f]) for f in fields if f in account}
+    guard: ConditionBase = Attr("PK").exists()
+    for f, v in held.items():
+        guard = guard & Attr(f).eq(v)
+    actions: list[dict[str, Any]] = [
+        {
+            "Delete": {
+                "TableName": table,
+                "Key": to_wire(account_key(account_id)),
+                **_condition(guard),
+            }
+        }
+    ]
+    slots = [_Slot("guard", f"account {account_id} with {held}")]
+    for f, v in held.items():
+        actions.append(
+            {
+                "Delete": {
+                    "TableName": table,
+                    "Key": to_wire(marker_key(fields[f], v)),
+                    **_condition(Attr("owner").eq(account_id)),
+                }
+            }
+        )
+        slots.append(_Slot("release", f"the {f} marker {v!r} owned by {account_id}"))
+    return Prepared(actions, slots, f"deleting account {account_id}", account)
+
+
+__all__ = ["change_email", "change_username", "change_value", "delete_account", "get_account"]

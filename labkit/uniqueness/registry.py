@@ -1,0 +1,192 @@
+"""Registering an account: a marker per unique value in the account's own transaction."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .. import constants as C
+from ..capacity import item_size
+from ..codec import from_wire, to_wire
+from ..errors import (
+    ItemTooLarge,
+    ValidationError,
+    ValueTaken,
+)
+from . import keys
+from .keys import (
+    DEFAULT_FIELDS,
+    _check_account_id,
+    _check_field,
+    account_key,
+    check_fields,
+)
+from .normalise import normalise_value
+from .reasons import _Slot, _transact, named_errors
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+@dataclass(frozen=True)
+class Registration:
+    """A prepared sign-up. Submitting the same object again resends the same id and token."""
+
+    account_id: str
+    values: Mapping[str, str]
+    namespaces: Mapping[str, str]
+    token: str
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+
+    def account_item(self) -> dict[str, Any]:
+        """The account item (plain Python values)."""
+        return {
+            **account_key(self.account_id),
+            "id": self.account_id,
+            **self.attributes,
+            **self.values,
+        }
+
+    def marker_items(self) -> list[dict[str, str]]:
+        """One marker per unique value, owned by this account."""
+        return [keys.marker_item(self.namespaces[f], f, v, self.account_id) for f, v in self.values.items()]
+
+    def transact_items(self, table: str) -> list[dict[str, Any]]:
+        """The account Put and a marker Put per value, each guarded by attribute_not_exists(PK)."""
+        return [
+            {
+                "Put": {
+                    "TableName": table,
+                    "Item": to_wire(item),
+                    "ConditionExpression": "attribute_not_exists(PK)",
+                }
+            }
+            for item in [self.account_item(), *self.marker_items()]
+        ]
+
+    def request(self, table: str) -> dict[str, Any]:
+        """The complete TransactWriteItems request, token included."""
+        return {"TransactItems": self.transact_items(table), "ClientRequestToken": self.token}
+
+    def _slots(self) -> list[_Slot]:
+        pk = account_key(self.account_id)["PK"]
+        return [_Slot("create", f"account {pk}")] + [
+            _Slot("claim", f"{f} marker", f, v) for f, v in self.values.items()
+        ]
+
+
+def prepare_registration(
+    values: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+    /,
+    *,
+    fields: Mapping[str, str] = DEFAULT_FIELDS,
+    attributes: Mapping[str, Any] | None = None,
+    account_id: str | None = None,
+    token: str | None = None,
+    **named: str,
+) -> Registration:
+    """Validate and normalise a sign-up; fix its account id and token so a resend is identical."""
+    check_fields(fields)
+    pairs = list(values.items() if isinstance(values, Mapping) else values) + list(named.items())
+    given: dict[str, str] = {}
+    for name, raw in pairs:
+        _check_field(name, fields)
+        if name in given:
+            raise ValidationError(f"field {name!r} given twice; give each unique field once")
+        given[name] = raw
+    missing = [f for f in fields if f not in given]
+    if missing:
+        raise ValidationError(
+            f"missing {', '.join(missing)}: a registration needs every unique field "
+            f"({', '.join(fields)}). Nothing was written"
+        )
+    extra = dict(attributes or {})
+    clash = sorted(set(extra) & (keys.RESERVED_ATTRIBUTES | set(fields)))
+    if clash:
+        raise ValidationError(
+            f"attributes may not set {', '.join(clash)}: keys, id and unique fields are set by "
+            "labkit. Nothing was written"
+        )
+    registration = Registration(
+        account_id=_check_account_id(account_id) if account_id is not None else uuid.uuid4().hex,
+        values={f: normalise_value(f, given[f], fields[f]) for f in fields},
+        namespaces=dict(fields),
+        token=keys.check_token(token),
+        attributes=extra,
+    )
+    size = item_size(to_wire(registration.account_item()))
+    if size > C.MAX_ITEM_BYTES:
+        raise ItemTooLarge(size, C.MAX_ITEM_BYTES)
+    return registration
+
+
+def taken_values(client: DynamoDBClient, table: str, registration: Registration) -> dict[str, str]:
+    """Which of the registration's values already have a marker (one consistent BatchGet)."""
+    field_of = {keys.marker_key(registration.namespaces[f], v)["PK"]: f for f, v in registration.values.items()}
+    request: dict[str, Any] = {
+        table: {
+            "Keys": [to_wire({"PK": pk, "SK": C.MARKER_SK}) for pk in field_of],
+            "ConsistentRead": True,
+        }
+    }
+    found: list[dict[str, Any]] = []
+    with named_errors("checking which values are taken", table):
+        while request:
+            out = client.batch_get_item(RequestItems=request)
+            found += out.get("Responses", {}).get(table, [])
+            request = dict(out.get("UnprocessedKeys") or {})
+    taken = {field_of[from_wire(item)["PK"]] for item in found}
+    return {f: v for f, v in registration.values.items() if f in taken}
+
+
+def submit(
+    client: DynamoDBClient, table: str, registration: Registration, *, check_first: bool = False
+) -> Registration:
+    """Send a prepared registration as one TransactWriteItems; resending it is idempotent.
+
+    ``check_first`` reads the markers before writing — a courtesy that fails most taken values
+    early; it is not what makes the sign-up safe (two callers can both read "free"). The
+    guarded transaction is. Raises :class:`ValueTaken` naming every taken field.
+    """
+    if check_first:
+        taken = taken_values(client, table, registration)
+        if taken:
+            raise ValueTaken(taken)
+    _transact(
+        client,
+        registration.transact_items(table),
+        registration._slots(),
+        registration.token,
+        f"registering account {registration.account_id}",
+    )
+    return registration
+
+
+def register(
+    client: DynamoDBClient,
+    table: str,
+    values: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+    /,
+    *,
+    fields: Mapping[str, str] = DEFAULT_FIELDS,
+    attributes: Mapping[str, Any] | None = None,
+    account_id: str | None = None,
+    token: str | None = None,
+    check_first: bool = False,
+    **named: str,
+) -> Registration:
+    """Register an account and a marker per unique value in one guarded transaction.
+
+    ``register(client, table, email="ada@lovelace.io", username="ada")``. Safe to retry: after a
+    lost response (:class:`~labkit.errors.OutcomeUnknown`), resend with the same ``account_id``
+    and ``token`` (or :func:`submit` the same :class:`Registration`) — DynamoDB applies it once.
+    """
+    registration = prepare_registration(
+        values, fields=fields, attributes=attributes, account_id=account_id, token=token, **named
+    )
+    return submit(client, table, registration, check_first=check_first)
+
+
+__all__ = ["Registration", "prepare_registration", "register", "submit", "taken_values"]

@@ -1,0 +1,88 @@
+"""Audit finds orphan, missing and shared markers; repair fixes each with a guarded transaction."""
+
+from __future__ import annotations
+
+from uniqueness_support import ADA, drop, items, keys
+
+from labkit import uniqueness as u
+from labkit.backend import Connection
+
+
+def test_audit__healthy_table__finds_nothing(tconn: Connection) -> None:
+    """Registered, changed and deleted accounts leave no finding."""
+    a = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
+    b = u.register(tconn.client, tconn.table_name, email="b@b.io", username="b")
+    u.change_email(tconn.client, tconn.table_name, a.account_id, "new@lovelace.io")
+    u.delete_account(tconn.client, tconn.table_name, b.account_id)
+    report = u.audit(tconn.client, tconn.table_name)
+    assert report.ok and report.findings.empty and report.summary() == "audit: no findings"
+
+
+def test_audit__account_deleted_without_its_markers__finds_two_orphans(tconn: Connection) -> None:
+    """Deleting only the account strands both markers; the audit names them."""
+    a = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
+    drop(tconn, f"ACCT#{a.account_id}", "PROFILE")
+    report = u.audit(tconn.client, tconn.table_name)
+    assert not report.ok
+    assert list(report.orphan_markers["marker"]) == [f"UNIQ#EMAIL#{ADA}", "UNIQ#HANDLE#ada"]
+
+
+def test_audit__marker_deleted__finds_missing_marker(tconn: Connection) -> None:
+    """An account whose value has no marker is reported as missing_marker."""
+    a = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
+    drop(tconn, "UNIQ#HANDLE#ada", "LOCK")
+    report = u.audit(tconn.client, tconn.table_name)
+    assert list(report.missing_markers["account"]) == [f"ACCT#{a.account_id}"]
+    assert list(report.missing_markers["attribute"]) == ["username"]
+
+
+def test_repair__orphan_and_missing_markers__fixes_both(tconn: Connection) -> None:
+    """Orphans are deleted, missing markers created; afterwards the audit is clean."""
+    a = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
+    b = u.register(tconn.client, tconn.table_name, email="b@b.io", username="b")
+    drop(tconn, f"ACCT#{a.account_id}", "PROFILE")
+    drop(tconn, "UNIQ#EMAIL#b@b.io", "LOCK")
+    done = u.repair(tconn.client, tconn.table_name)
+    assert done.deleted == [f"UNIQ#EMAIL#{ADA}", "UNIQ#HANDLE#ada"]
+    assert done.created == ["UNIQ#EMAIL#b@b.io"] and done.conflicts == []
+    assert u.audit(tconn.client, tconn.table_name).ok
+    assert keys(tconn) == sorted([f"ACCT#{b.account_id}", "UNIQ#EMAIL#b@b.io", "UNIQ#HANDLE#b"])
+
+
+def test_repair__orphan_whose_owner_took_the_value_back__is_not_deleted(tconn: Connection) -> None:
+    """A stale report cannot delete a marker its owner holds again: the guard refuses."""
+    a = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
+    account = u.get_account(tconn.client, tconn.table_name, a.account_id)
+    drop(tconn, f"ACCT#{a.account_id}", "PROFILE")
+    stale = u.audit(tconn.client, tconn.table_name)
+    tconn.client.put_item(TableName=tconn.table_name, Item={k: {"S": str(v)} for k, v in (account or {}).items()})
+    done = u.repair(tconn.client, tconn.table_name, stale)
+    assert done.deleted == [] and len(done.conflicts) == 2
+    assert u.audit(tconn.client, tconn.table_name).ok
+
+
+def test_repair__missing_marker_held_by_another__reports_and_does_not_overwrite(tconn: Connection) -> None:
+    """Two accounts on one email (check-then-write): the marker stays with its owner, a conflict is reported."""
+    a = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
+    dup = u.register_check_then_write(tconn.client, tconn.table_name, email="x@x.io", username="ada2")
+    tconn.client.update_item(
+        TableName=tconn.table_name,
+        Key={"PK": {"S": f"ACCT#{dup}"}, "SK": {"S": "PROFILE"}},
+        UpdateExpression="SET email = :e",
+        ExpressionAttributeValues={":e": {"S": ADA}},
+    )
+    report = u.audit(tconn.client, tconn.table_name)
+    done = u.repair(tconn.client, tconn.table_name, report)
+    assert set(report.findings["kind"]) >= {"several_owners", "missing_marker"}
+    assert f"UNIQ#EMAIL#{ADA}" not in done.created
+    assert any("held by" in c for c in done.conflicts) and any("not overwritten" in c for c in done.conflicts)
+    assert {row["PK"]: row for row in items(tconn)}[f"UNIQ#EMAIL#{ADA}"]["owner"] == a.account_id
+
+
+def test_repair__seed_locks_without_owner__are_given_to_their_account(tconn: Connection) -> None:
+    """The article's locks carry no owner; repair adopts them instead of deleting and re-creating."""
+    u.send_seed_transaction(tconn.client, tconn.table_name)
+    assert {"orphan_marker", "missing_marker"} <= set(u.audit(tconn.client, tconn.table_name).findings["kind"])
+    done = u.repair(tconn.client, tconn.table_name)
+    assert done.adopted == [f"UNIQ#EMAIL#{ADA}", "UNIQ#HANDLE#ada"] and done.deleted == []
+    assert u.audit(tconn.client, tconn.table_name).ok
