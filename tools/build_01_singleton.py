@@ -30,8 +30,8 @@ CELLS = [
     `LABKIT_BACKEND=local` runs it against DynamoDB Local, `LABKIT_BACKEND=aws` against real DynamoDB
     (opt-in; it creates and empties its own table `labkit-singleton`).
 
-    **Code:** the logic lives in [`labkit/singleton.py`](../labkit/singleton.py); races come from
-    [`labkit/races.py`](../labkit/races.py). This notebook shows the few lines that matter.
+    **Code:** the logic lives in [`labkit/singleton/`](../labkit/singleton/); races come from
+    [`labkit/races/`](../labkit/races/). This notebook shows the few lines that matter.
     """),
     md("""
     ### How to read this notebook

@@ -35,8 +35,8 @@ CELLS = [
 
     **Runs on:** labkit's embedded endpoint by default (nothing to install, nothing billed);
     `LABKIT_BACKEND=local` uses DynamoDB Local, `LABKIT_BACKEND=aws` real DynamoDB. **Code:**
-    [`labkit/uniqueness.py`](../labkit/uniqueness.py), the race lab in
-    [`labkit/races.py`](../labkit/races.py).
+    [`labkit/uniqueness/`](../labkit/uniqueness/), the race lab in
+    [`labkit/races/`](../labkit/races/).
     """),
     md("""
     ### How to read this notebook
@@ -70,7 +70,7 @@ CELLS = [
 
     import labkit
     from labkit import uniqueness as uniq
-    from labkit.errors import IdempotencyMismatch, TransactionConflict, ValueTaken
+    from labkit.errors import IdempotencyMismatch, StaleAccount, TransactionConflict, ValueTaken
     from labkit.lab import setup_lab
     from labkit.plots import timeline
     from labkit.races import all_interleavings, run_interleaving, stress
@@ -559,7 +559,7 @@ CELLS = [
             try:
                 uniq.submit(window.client, window.table_name, signup)
                 print(f"resend after {minutes[0]:.0f} min: ok (answered from the token memory)")
-            except TransactionConflict as exc:
+            except StaleAccount as exc:
                 print(f"resend after {minutes[0]:.0f} min: {type(exc).__name__}: {exc}")
     finally:
         endpoint.stop()
@@ -567,7 +567,7 @@ CELLS = [
     md("""
     After 11 minutes the resend is a new request: its account Put and both marker Puts find the items it
     wrote itself and fail their conditions. labkit recognises "my own account already exists" and says
-    so (`TransactionConflict`) rather than telling the user their email is taken — the right next step is
+    so (`StaleAccount`) rather than telling the user their email is taken — the right next step is
     to read the account, not to register again.
 
     ---
