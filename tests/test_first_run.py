@@ -339,3 +339,14 @@ def test_lab__compose_command_outside_docker__kernel_uses_the_local_backend(
     finally:
         serve.terminate()
         serve.wait(30)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb")))
+def test_notebook__kernelspec_is_the_installed_kernel__opens_without_an_unsaved_mark(name: str) -> None:
+    """JupyterLab writes the running kernel's spec into the notebook when it opens it; a committed spec that
+    differs (display name "Python 3" vs ipykernel's "Python 3 (ipykernel)") shows the unsaved-changes dot."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec("python3")
+    committed = json.loads((ROOT / "notebooks" / name).read_text())["metadata"]["kernelspec"]
+    assert committed == {"display_name": spec.display_name, "language": spec.language, "name": "python3"}
