@@ -72,11 +72,13 @@ def _lab(args: argparse.Namespace) -> int:
         env[ENV_EMBEDDED_URL] = endpoint.url
         print(f"labkit: embedded DynamoDB endpoint on {endpoint.url}; the notebooks' kernels share it", flush=True)
     try:
-        return run_lab(notebooks, args.jupyter_args, env=env, endpoint_url=endpoint.url if endpoint else None,
-                       open_browser=not args.no_browser)
+        status = run_lab(notebooks, args.jupyter_args, env=env, endpoint_url=endpoint.url if endpoint else None,
+                         open_browser=not args.no_browser)
     finally:
         if endpoint is not None:
             endpoint.stop()
+    print("labkit: JupyterLab, its kernels" + (" and the endpoint" if endpoint else "") + " stopped", flush=True)
+    return status
 
 
 def _doctor(args: argparse.Namespace) -> int:
