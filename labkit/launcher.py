@@ -37,7 +37,7 @@ ENV_RUNTIME_DIR = "LABKIT_RUNTIME_DIR"
 READY_TIMEOUT = 180.0
 STOP_TIMEOUT = 30.0
 _IP_OPTIONS = ("--ip", "--ServerApp.ip")
-_LOG_OPTIONS = ("--log-level", "--ServerApp.log_level", "--debug")
+_LOG_OPTIONS = ("--log-level", "--ServerApp.log_level", "--LabApp.log_level", "--debug")
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ def jupyter_command(
     if not names & set(_IP_OPTIONS):  # loopback unless the caller chose an address (docker compose does)
         command.append("--ServerApp.ip=127.0.0.1")
     if not names & set(_LOG_OPTIONS):  # JupyterLab's start-up chatter hides the one line that matters
-        command.append("--ServerApp.log_level=WARN")
+        command += ["--ServerApp.log_level=WARN", "--LabApp.log_level=WARN"]
     notes = []
     uid = euid if euid is not None else (os.geteuid() if hasattr(os, "geteuid") else -1)
     if uid == 0 and not names & {"--allow-root", "--ServerApp.allow_root"}:
@@ -151,20 +151,12 @@ def jupyter_command(
 
 
 def _server_info(pid: int, env: dict[str, str]) -> dict[str, object] | None:
+    """What JupyterLab wrote about itself once listening (port, token, base URL); None until then."""
     from jupyter_core.paths import jupyter_runtime_dir
 
-    saved = os.environ.get("JUPYTER_RUNTIME_DIR")
-    if "JUPYTER_RUNTIME_DIR" in env:
-        os.environ["JUPYTER_RUNTIME_DIR"] = env["JUPYTER_RUNTIME_DIR"]
+    folder = Path(env.get("JUPYTER_RUNTIME_DIR") or jupyter_runtime_dir())
     try:
-        path = Path(jupyter_runtime_dir()) / f"jpserver-{pid}.json"
-    finally:
-        if saved is None:
-            os.environ.pop("JUPYTER_RUNTIME_DIR", None)
-        else:
-            os.environ["JUPYTER_RUNTIME_DIR"] = saved
-    try:
-        info: dict[str, object] = json.loads(path.read_text())
+        info: dict[str, object] = json.loads((folder / f"jpserver-{pid}.json").read_text())
     except (OSError, ValueError):
         return None
     return info
