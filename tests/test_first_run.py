@@ -247,6 +247,8 @@ def _assert_all_stopped(lab: Lab, processes: set[int], ports: list[int]) -> None
         time.sleep(0.2)
     assert [pid for pid in processes if _running(pid)] == []
     assert [port for port in ports if _listening(port)] == []
+    runtime = Path(lab.env["JUPYTER_RUNTIME_DIR"])  # a clean shutdown removes the server's and kernels' files
+    assert sorted(p.name for p in runtime.glob("*.json")) == []
 
 
 def test_lab__readme_command__serves_notebooks_and_a_kernel_round_trips_through_the_shared_endpoint(
@@ -324,6 +326,7 @@ def test_lab__compose_command_outside_docker__kernel_uses_the_local_backend(
         local_url = f"http://127.0.0.1:{serve_port}"
         assert compose_env.pop("LABKIT_LOCAL_URL") == "http://dynamodb:8000"
         assert compose_env.pop("LABKIT_VENV")  # the container's venv; here, this test run's
+        assert compose_env.pop("LABKIT_RUNTIME_DIR")  # a container folder; here, the test's
         env = _env(tmp_path, **compose_env, LABKIT_LOCAL_URL=local_url)
         lab = _start(command, env)
         lab_runner.append(lab)
