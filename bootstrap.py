@@ -281,7 +281,7 @@ def main(argv: list[str]) -> int:
               "its message is above", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("bootstrap: interrupted; nothing half-installed was kept, run the command again", file=sys.stderr)
+        print("bootstrap: interrupted; no install stamp was written, so the next run installs again", file=sys.stderr)
         return 130
     if command == "test":
         return _run(python, [*TEST_COMMAND, *rest])
