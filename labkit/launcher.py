@@ -88,10 +88,13 @@ def running_lab() -> LabRecord | None:
 def recorded(record: LabRecord) -> Iterator[None]:
     """Write the lab's record for as long as the block runs; remove it after, unless another lab replaced it."""
     path = record_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(asdict(record), indent=2) + "\n")
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(asdict(record), indent=2) + "\n")
+        tmp.replace(path)
+    except OSError as exc:  # a read-only checkout must not stop the lab
+        print(f"labkit: note: could not write {path} ({exc}); `labkit doctor` will not see this lab", flush=True)
     try:
         yield
     finally:
