@@ -90,6 +90,8 @@ def _doctor(args: argparse.Namespace) -> int:
         lab = running_lab()
         if lab is not None and lab.endpoint_url:
             os.environ[ENV_EMBEDDED_URL] = lab.endpoint_url  # report on the endpoint the lab's kernels use
+        else:
+            lab = None  # a lab on another backend: its settings are in its own environment, not here
     conn = connect(args.backend)
     if lab is not None:
         print(f"lab       running (pid {lab.pid}): {lab.url.split('?')[0]}")
