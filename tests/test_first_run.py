@@ -344,7 +344,8 @@ def test_lab__compose_command_outside_docker__kernel_uses_the_local_backend(
         serve.wait(30)
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb")))
+@pytest.mark.parametrize("name", sorted(str(p.relative_to(ROOT / "notebooks")) for p in (ROOT / "notebooks").rglob(
+    "*.ipynb") if ".ipynb_checkpoints" not in p.parts))
 def test_notebook__kernelspec_is_the_installed_kernel__opens_without_an_unsaved_mark(name: str) -> None:
     """JupyterLab writes the running kernel's spec into the notebook when it opens it; a committed spec that
     differs (display name "Python 3" vs ipykernel's "Python 3 (ipykernel)") shows the unsaved-changes dot."""
