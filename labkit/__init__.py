@@ -7,7 +7,7 @@ pictures live in ``labkit.plots`` (imported on demand: matplotlib is slow to imp
 
 from __future__ import annotations
 
-from . import invariants, races, singleton, uniqueness
+from . import compat, invariants, races, singleton, uniqueness  # noqa: F401 (compat first: it checks moto)
 from .backend import BACKENDS, Connection, connect
 from .endpoint import DynamoEngine, EmbeddedEndpoint
 from .errors import (

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -19,7 +17,7 @@ from pathlib import Path
 from . import __version__
 from . import constants as C
 from ._errors_map import map_errors
-from .backend import ENV_BACKEND, ENV_EMBEDDED_URL, connect
+from .backend import ENV_BACKEND, ENV_EMBEDDED_URL, ENV_ENDPOINT_URL, connect
 from .errors import LabkitError
 
 EXIT_ERROR = 2
@@ -63,39 +61,42 @@ def _notebook_dir(explicit: str | None) -> Path:
 
 
 def _lab(args: argparse.Namespace) -> int:
-    from .endpoint import EmbeddedEndpoint
+    from .launcher import require_jupyterlab, run_lab
 
     notebooks = _notebook_dir(args.notebooks)
-    jupyter = shutil.which("jupyter")
-    if jupyter is None:
-        raise LabkitError("JupyterLab is not installed here; run `pip install -e '.[lab]'` (see README)")
+    require_jupyterlab()  # before starting anything
     env = dict(os.environ)
     endpoint = None
-    if env.get(ENV_BACKEND, "embedded") == "embedded" and not env.get("LABKIT_ENDPOINT_URL"):
+    if env.get(ENV_BACKEND, "embedded") == "embedded" and not env.get(ENV_ENDPOINT_URL):
+        from .endpoint import EmbeddedEndpoint
+
         endpoint = EmbeddedEndpoint(port=args.port).start()
         env[ENV_EMBEDDED_URL] = endpoint.url
-        print(f"labkit: embedded DynamoDB endpoint on {endpoint.url}; the notebooks' kernels share it")
-    extra = [arg for arg in args.jupyter_args if arg != "--"]
-    # Loopback unless the caller chose an address on purpose (the docker compose service must
-    # listen on the container's interface); jupyter refuses the option given twice.
-    chose_ip = any(arg.split("=")[0] in ("--ip", "--ServerApp.ip") for arg in extra)
-    loopback = [] if chose_ip else ["--ServerApp.ip=127.0.0.1"]
-    command = [jupyter, "lab", f"--notebook-dir={notebooks}", *loopback, *extra]
-    if args.no_browser:
-        command.append("--no-browser")
+        print(f"labkit: embedded DynamoDB endpoint on {endpoint.url}; the notebooks' kernels share it", flush=True)
     try:
-        return subprocess.call(command, env=env)
-    except KeyboardInterrupt:
-        return 0
+        status = run_lab(notebooks, args.jupyter_args, env=env, endpoint_url=endpoint.url if endpoint else None,
+                         open_browser=not args.no_browser)
     finally:
         if endpoint is not None:
             endpoint.stop()
+    print("labkit: JupyterLab, its kernels" + (" and the endpoint" if endpoint else "") + " stopped", flush=True)
+    return status
 
 
 def _doctor(args: argparse.Namespace) -> int:
     from .lab import versions
+    from .launcher import running_lab
 
+    lab = None
+    if not args.backend and not any(os.environ.get(v) for v in (ENV_BACKEND, ENV_ENDPOINT_URL, ENV_EMBEDDED_URL)):
+        lab = running_lab()
+        if lab is not None and lab.endpoint_url:
+            os.environ[ENV_EMBEDDED_URL] = lab.endpoint_url  # report on the endpoint the lab's kernels use
+        else:
+            lab = None  # a lab on another backend: its settings are in its own environment, not here
     conn = connect(args.backend)
+    if lab is not None:
+        print(f"lab       running (pid {lab.pid}): {lab.url.split('?')[0]}")
     print(f"backend   {conn.backend}")
     print(f"endpoint  {conn.endpoint_url or f'AWS DynamoDB ({conn.region})'}")
     print("versions  " + " ".join(f"{k}={v}" for k, v in versions().items()))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import boto3
 import pytest
@@ -123,55 +125,47 @@ def test_serve__port_out_of_range__exit_2(capsys: pytest.CaptureFixture[str]) ->
     assert "out of range" in capsys.readouterr().err
 
 
-def test_lab__starts_endpoint_and_hands_its_url_to_jupyter(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`labkit lab` runs JupyterLab on notebooks/ bound to 127.0.0.1, with a live endpoint in LABKIT_EMBEDDED_URL."""
-    import labkit.cli as cli
+def test_lab__as_root__adds_allow_root_and_says_so_in_one_line() -> None:
+    """Root (containers, CI boxes) needs no extra flag: labkit adds --allow-root once and says so."""
+    from labkit.launcher import jupyter_command
 
-    for var in ("LABKIT_BACKEND", "LABKIT_ENDPOINT_URL", "LABKIT_EMBEDDED_URL"):
-        monkeypatch.delenv(var, raising=False)
-    seen: dict[str, object] = {}
+    command, notes = jupyter_command(Path("/nb"), [], python="py", euid=0)
+    assert command[:3] == ["py", "-m", "jupyterlab"] and command.count("--allow-root") == 1
+    assert len(notes) == 1 and "--allow-root" in notes[0]
+    command, notes = jupyter_command(Path("/nb"), ["--allow-root"], python="py", euid=0)
+    assert command.count("--allow-root") == 1 and notes == []
+    command, notes = jupyter_command(Path("/nb"), [], python="py", euid=1000)
+    assert "--allow-root" not in command and notes == []
 
-    def fake_jupyter(command: list[str], env: dict[str, str]) -> int:
-        seen["command"] = command
-        url = env["LABKIT_EMBEDDED_URL"]
-        client = boto3.client("dynamodb", endpoint_url=url, region_name="us-east-1",
-                              aws_access_key_id="x", aws_secret_access_key="y")
-        seen["tables"] = client.list_tables()["TableNames"]  # a real round trip while "Jupyter" runs
-        seen["url"] = url
-        return 0
 
-    monkeypatch.setattr(cli.shutil, "which", lambda name: "/usr/bin/jupyter")
-    monkeypatch.setattr(cli.subprocess, "call", fake_jupyter)
-    assert main(["lab", "--no-browser", "--", "--ServerApp.token=abc"]) == 0
-    command = seen["command"]
-    assert isinstance(command, list) and command[:2] == ["/usr/bin/jupyter", "lab"]
-    assert "--ServerApp.ip=127.0.0.1" in command and "--no-browser" in command
+def test_lab__command__loopback_notebooks_and_settings_from_this_python() -> None:
+    """JupyterLab runs from this interpreter (nothing on PATH), on 127.0.0.1, on notebooks/, with labkit's settings."""
+    from labkit.launcher import SETTINGS_DIR, jupyter_command
+
+    command, _ = jupyter_command(Path("/nb"), ["--", "--ServerApp.token=abc"], euid=1000)
+    assert command[:3] == [sys.executable, "-m", "jupyterlab"]
+    assert "--ServerApp.ip=127.0.0.1" in command and "--ServerApp.root_dir=/nb" in command
+    assert f"--LabApp.app_settings_dir={SETTINGS_DIR}" in command
     assert "--ServerApp.token=abc" in command and "--" not in command
-    assert any(arg.startswith("--notebook-dir=") and arg.endswith("notebooks") for arg in command)
-    assert str(seen["url"]).startswith("http://127.0.0.1:") and isinstance(seen["tables"], list)
+    overrides = json.loads((SETTINGS_DIR / "overrides.json").read_text())
+    assert overrides["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
 
 
-def test_lab__jupyter_missing__says_how_to_install(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Without JupyterLab installed, `labkit lab` is one error line naming the install command."""
-    import labkit.cli as cli
+def test_lab__explicit_ip__replaces_the_loopback_default() -> None:
+    """The compose service's `--ip=0.0.0.0` is passed once; jupyter refuses two ip options."""
+    from labkit.launcher import jupyter_command
 
-    monkeypatch.setattr(cli.shutil, "which", lambda name: None)
-    assert main(["lab"]) == 2
-    assert "pip install -e '.[lab]'" in capsys.readouterr().err
+    command, _ = jupyter_command(Path("/nb"), ["--ip=0.0.0.0", "--allow-root"], euid=0)
+    ips = [arg for arg in command if arg.split("=")[0] in ("--ip", "--ServerApp.ip")]
+    assert ips == ["--ip=0.0.0.0"]
 
 
-def test_lab__unknown_options__are_passed_on_to_jupyter(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`labkit lab --allow-root` hands options labkit does not know to `jupyter lab`."""
-    import labkit.cli as cli
+def test_lab__unknown_options__are_passed_on_to_jupyter() -> None:
+    """`labkit lab --allow-root --ServerApp.port=9999` keeps labkit's own options and hands the rest on."""
+    from labkit.cli import build_parser
 
-    seen: list[list[str]] = []
-    monkeypatch.setenv("LABKIT_BACKEND", "local")  # no endpoint needed for this check
-    monkeypatch.setattr(cli.shutil, "which", lambda name: "/usr/bin/jupyter")
-    monkeypatch.setattr(cli.subprocess, "call", lambda command, env: seen.append(command) or 0)
-    assert main(["lab", "--allow-root", "--no-browser"]) == 0
-    assert "--allow-root" in seen[0] and "--no-browser" in seen[0]
+    args, unknown = build_parser().parse_known_args(["lab", "--no-browser", "--ServerApp.port=9999"])
+    assert args.no_browser is True and unknown == ["--ServerApp.port=9999"]
 
 
 def test_serve__unknown_option__is_a_usage_error() -> None:
@@ -181,14 +175,18 @@ def test_serve__unknown_option__is_a_usage_error() -> None:
     assert info.value.code == 2
 
 
-def test_lab__explicit_ip__replaces_the_loopback_default(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The compose service's `--ip=0.0.0.0` is passed once; jupyter refuses two ip options."""
-    import labkit.cli as cli
-
-    seen: list[list[str]] = []
-    monkeypatch.setenv("LABKIT_BACKEND", "local")
-    monkeypatch.setattr(cli.shutil, "which", lambda name: "/usr/bin/jupyter")
-    monkeypatch.setattr(cli.subprocess, "call", lambda command, env: seen.append(command) or 0)
-    assert main(["lab", "--no-browser", "--", "--ip=0.0.0.0", "--allow-root"]) == 0
-    ips = [arg for arg in seen[0] if arg.split("=")[0] in ("--ip", "--ServerApp.ip")]
-    assert ips == ["--ip=0.0.0.0"]
+def test_doctor__stale_lab_record__is_ignored_and_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A lab.json left by a lab that died (its pid is gone) is not reported, and is cleaned up."""
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    record = tmp_path / "lab.json"
+    record.write_text(json.dumps({"pid": int(dead.stdout), "url": "http://127.0.0.1:1/lab?token=x",
+                                  "endpoint_url": "http://127.0.0.1:1", "notebooks": "nb"}))
+    monkeypatch.setenv("LABKIT_RUNTIME_DIR", str(tmp_path))
+    for var in ("LABKIT_BACKEND", "LABKIT_ENDPOINT_URL", "LABKIT_EMBEDDED_URL"):
+        monkeypatch.delenv(var, raising=False)
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "lab " not in out and "endpoint  http://127.0.0.1:1\n" not in out
+    assert not record.exists()

@@ -52,4 +52,5 @@ def test_compose__lab__runs_notebooks_against_dynamodb_local(compose: dict[str, 
     assert lab["environment"]["LABKIT_BACKEND"] == "local"
     assert lab["environment"]["LABKIT_LOCAL_URL"] == "http://dynamodb:8000"
     assert lab["depends_on"]["dynamodb"]["condition"] == "service_healthy"
-    assert "bootstrap.py lab" in lab["command"]
+    assert lab["command"][:3] == ["python3", "bootstrap.py", "lab"]  # run for real in test_first_run.py
+    assert "--ServerApp.port=8888" in lab["command"]  # the published port: jupyter must not move to another

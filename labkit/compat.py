@@ -1,0 +1,59 @@
+"""The versions labkit's endpoint relies on, checked at import before anything imports moto.
+
+The embedded endpoint calls moto's internals (``labkit/_moto_fast.py``): moto 5.0 and 5.1 fail at
+import (``cannot import name 'ServiceException'``), 5.2.0 answers every DescribeTable with HTTP 500.
+The range here is the one pyproject.toml declares; ``constraints.txt`` pins the exact version the
+tests passed on. Reading the installed version is cheap (package metadata, no import of moto).
+"""
+
+from __future__ import annotations
+
+import re
+from importlib.metadata import PackageNotFoundError, version
+
+#: moto versions labkit works with: lowest included, highest excluded (as in pyproject.toml).
+MOTO_RANGE = ((5, 2, 5), (5, 3))
+FIX = "run `python3 bootstrap.py lab` from the labkit checkout, or `pip install -c constraints.txt -e '.[lab,test]'`"
+
+
+class IncompatibleDependency(ImportError):
+    """An installed package outside the version range labkit is tested with."""
+
+
+def _release(text: str) -> tuple[int, ...]:
+    """The numeric release of a version string: '5.2.5' -> (5, 2, 5), '5.3.0.dev1' -> (5, 3, 0)."""
+    match = re.match(r"\d+(?:\.\d+)*", text)
+    return tuple(int(part) for part in match.group(0).split(".")) if match else ()
+
+
+def _range_text() -> str:
+    low, high = (".".join(map(str, bound)) for bound in MOTO_RANGE)
+    return f">={low},<{high}"
+
+
+def moto_problem(found: str | None) -> str | None:
+    """Why moto ``found`` (None: not installed) will not do, in one line; None when it will."""
+    wanted = f"moto{_range_text()}"
+    if found is None:
+        return f"labkit needs {wanted}, and moto is not installed; {FIX}"
+    release = _release(found)
+    low, high = MOTO_RANGE
+    if not release or not low <= release < high:
+        return f"labkit needs {wanted}, found moto {found}; {FIX}"
+    return None
+
+
+def check_moto() -> None:
+    """Raise :class:`IncompatibleDependency` (one line naming the fix) if the installed moto is outside the range."""
+    try:
+        found: str | None = version("moto")
+    except PackageNotFoundError:
+        found = None
+    problem = moto_problem(found)
+    if problem:
+        raise IncompatibleDependency(problem)
+
+
+check_moto()  # on import: labkit/__init__.py imports this module before anything imports moto
+
+__all__ = ["MOTO_RANGE", "IncompatibleDependency", "check_moto", "moto_problem"]
