@@ -27,6 +27,6 @@ def code(text: str) -> nbformat.NotebookNode:
 def write(path: str, cells: list[nbformat.NotebookNode]) -> None:
     """Write ``cells`` as a python3 notebook at ``path`` (no outputs yet)."""
     nb = new_notebook(cells=cells)  # type: ignore[no-untyped-call]
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
     nb.metadata["language_info"] = {"name": "python"}
     nbformat.write(nb, path)  # type: ignore[no-untyped-call]
