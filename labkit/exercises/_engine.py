@@ -281,11 +281,12 @@ class Runner:
             raise Stop(Finding(NOT_SOLVED, "not solved yet: the solution still raises "
                                "NotImplementedError. Replace `raise NotImplementedError` with your "
                                "code, then run the check again"))
-        allowed = " or ".join(e.__name__ for e in self.documented) or "nothing"
+        allowed = " or ".join(e.__name__ for e in self.documented)
+        rule = (f"the only errors this exercise may raise are {allowed}" if allowed else
+                "this exercise's function must not raise")
         raise Stop(Finding(
             "error",
-            f"{person(out.actor)}'s call {_call_text(out.args)} raised {last_line(exc)} — "
-            f"the only error this exercise may raise is {allowed}",
+            f"{person(out.actor)}'s call {_call_text(out.args)} raised {last_line(exc)} — {rule}",
             res.label if res is not None else None, res,
         ))
 
@@ -329,6 +330,7 @@ class Runner:
                                "the patterns here need one to three calls"))
         wrapped = {name: self.actor(name, args) for name, args in actors.items()}
         tried = 0
+        self.races += 1
 
         def outcome(res: Interleaving) -> dict[str, Any]:
             nonlocal tried
@@ -358,7 +360,6 @@ class Runner:
             raise self._timed_out(f"the race between {who}", f" ({exc})") from None
         finally:
             self.orders += tried
-        self.races += 1
         return tried
 
     def storm(self, seed: Sequence[Item], args_of: Callable[[int, int], tuple[Any, ...]],
@@ -406,7 +407,7 @@ class Runner:
 
 
 def _call_text(args: tuple[Any, ...]) -> str:
-    return "(" + ", ".join(repr(a) for a in args) + ")"
+    return "solution(client, table_name, " + ", ".join(repr(a) for a in args) + ")"
 
 
 def _tables(call: Call) -> list[str]:

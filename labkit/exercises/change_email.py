@@ -94,6 +94,11 @@ def script(run: Runner) -> None:
     if freed.exc is not None:
         raise Stop(Finding("old-marker-kept", "Ada moved away from ada@example.com, yet Bob could "
                            f"not take it ({type(freed.exc).__name__}): an old marker never deleted"))
+    dup = run.solo("B", "bob", "ada@new.example.com")
+    if not isinstance(dup.exc, ValueTaken):
+        kind, words = acc.mistake(dup.calls, "duplicate")
+        raise Stop(Finding(kind, "Bob could move to 'ada@new.example.com' while Ada holds it "
+                           f"(one call after the other): {words}"))
     taken = run.solo("B", "bob", "  ADA@New.Example.com ")
     if not isinstance(taken.exc, ValueTaken):
         raise Stop(Finding("missing-normalisation", "Bob could move to '  ADA@New.Example.com ' "

@@ -56,6 +56,24 @@ def _race_judge(outs: dict[str, Outcome], items: list[dict[str, Any]]) -> str | 
     return None
 
 
+def _race_without_markers(run: Runner) -> None:
+    """No markers at all: show the check-then-write race itself (two accounts, one email)."""
+
+    def judge(outs: dict[str, Outcome], items: list[dict[str, Any]]) -> str | None:
+        wins = [n for n, o in outs.items() if o.ok]
+        if len(wins) > 1 and len(acc.accounts(items)) > 1:
+            return f"both {person('A')} and {person('B')} signed up with 'ada@example.com'"
+        return None
+
+    def explain(broke: Broke) -> Finding:
+        kind, words = acc.mistake(acc.calls_of(broke.outcomes), "several_owners")
+        if kind == "wrong-result":
+            kind, words = "no-markers", "nothing reserves the email: write a marker item per value"
+        return Finding(kind, f"{broke.problem}: {words}", broke.res.label, broke.res)
+
+    run.race({"A": ("ada@example.com", "ada"), "B": ("ada@example.com", "bob")}, [], judge, explain)
+
+
 def _expect_taken(run: Runner, out: Outcome, what: str, kind: str, words: str) -> None:
     if isinstance(out.exc, ValueTaken):
         lost = acc.broken(run.items())
@@ -84,6 +102,8 @@ def script(run: Runner) -> None:
         raise Stop(Finding("wrong-result", "the account must store email and username; it holds "
                            f"{ {k: v for k, v in mine[0].items() if k not in ('PK', 'SK')} }"))
     lost = acc.broken(items)
+    if lost is not None and lost[0] == "missing_marker" and not acc.shape(out.calls)["markers"]:
+        _race_without_markers(run)
     if lost is not None:
         raise Stop(Finding("no-markers" if not acc.shape(out.calls)["markers"] else "wrong-result",
                            f"after one sign-up, {lost[1]}: write a marker item per unique value "
