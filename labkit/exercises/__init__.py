@@ -16,6 +16,7 @@ each; each check uses its own table ``labkit-ex-<name>-<random>``, deleted after
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import time
 from collections.abc import Callable
@@ -53,9 +54,7 @@ def _exercise(module: ModuleType) -> Exercise:
     return Exercise(module.NAME, module.SIGNATURE, module.DOCUMENTED, module.HINTS, module)
 
 
-EXERCISES: dict[str, Exercise] = {
-    ex.name: ex for ex in map(_exercise, (raise_limit, unique_sign_up, change_email))
-}
+EXERCISES: dict[str, Exercise] = {ex.name: ex for ex in map(_exercise, (raise_limit, unique_sign_up, change_email))}
 
 
 def names() -> list[str]:
@@ -68,23 +67,21 @@ def get(name: str) -> Exercise:
     try:
         return EXERCISES[name]
     except (KeyError, TypeError):
-        raise ValidationError(
-            f"no exercise called {name!r}; choose one of {', '.join(map(repr, EXERCISES))}"
-        ) from None
+        raise ValidationError(f"no exercise called {name!r}; choose one of {', '.join(map(repr, EXERCISES))}") from None
 
 
 def hint(name: str, level: int = 1) -> str:
     """Hint number ``level`` (1 = gentlest) for an exercise; each level gives a little more away."""
     ex = get(name)
     if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= len(ex.hints):
-        raise ValidationError(f"{name!r} has hints 1 to {len(ex.hints)}; ask for one of those, "
-                              f"not {level!r}")
+        raise ValidationError(f"{name!r} has hints 1 to {len(ex.hints)}; ask for one of those, not {level!r}")
     more = f" (more: hint({name!r}, {level + 1}))" if level < len(ex.hints) else ""
     return f"hint {level}/{len(ex.hints)}: {ex.hints[level - 1]}{more}"
 
 
-def check(name: str, solution: Callable[..., Any], *, conn: Connection | None = None,
-          timeout: float = DEFAULT_TIMEOUT) -> Verdict:
+def check(
+    name: str, solution: Callable[..., Any], *, conn: Connection | None = None, timeout: float = DEFAULT_TIMEOUT
+) -> Verdict:
     """Check ``solution`` for exercise ``name``; returns a :class:`Verdict` (never raises for it).
 
     ``conn`` says which DynamoDB to use (default: :func:`labkit.connect`); the check creates
@@ -98,8 +95,7 @@ def check(name: str, solution: Callable[..., Any], *, conn: Connection | None = 
     if wrong is not None:
         return Verdict(name, False, (wrong,))
     base = conn if conn is not None else connect()
-    sandbox = Connection(base.backend, base.endpoint_url, base.region,
-                         f"labkit-ex-{name}-{secrets.token_hex(4)}")
+    sandbox = Connection(base.backend, base.endpoint_url, base.region, f"labkit-ex-{name}-{secrets.token_hex(4)}")
     ensure_table(sandbox)
     run = Runner(solution, sandbox, timeout, ex.documented, ex.module.allowed, ex.module.KEYS)
     findings: tuple[Finding, ...] = ()
@@ -109,13 +105,16 @@ def check(name: str, solution: Callable[..., Any], *, conn: Connection | None = 
         findings = (stop.finding,)
     finally:
         run.kill()
-        try:
+        with contextlib.suppress(Exception):  # the table may be gone already; never mask the verdict
             delete_table(sandbox)
-        except Exception:  # noqa: BLE001 - the table may be gone already; never mask the verdict
-            pass
-    return Verdict(name, not findings, findings, tuple(run.notes) if not findings else (),
-                   run.summary(), time.perf_counter() - start)
+    return Verdict(
+        name,
+        not findings,
+        findings,
+        tuple(run.notes) if not findings else (),
+        run.summary(),
+        time.perf_counter() - start,
+    )
 
 
-__all__ = ["DEFAULT_TIMEOUT", "EXERCISES", "Exercise", "Finding", "Verdict", "check", "get",
-           "hint", "names"]
+__all__ = ["DEFAULT_TIMEOUT", "EXERCISES", "Exercise", "Finding", "Verdict", "check", "get", "hint", "names"]

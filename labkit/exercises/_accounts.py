@@ -17,9 +17,11 @@ from ..invariants import check_uniqueness
 from ..uniqueness import account_key, marker_item
 from ._engine import Call, Outcome
 
-KEYS = (f"accounts {ACCOUNT_PREFIX}<id>/{ACCOUNT_SK} and markers "
-        f"{MARKER_PREFIX}{EMAIL_NAMESPACE}#<email>/{MARKER_SK}, "
-        f"{MARKER_PREFIX}{HANDLE_NAMESPACE}#<username>/{MARKER_SK}")
+KEYS = (
+    f"accounts {ACCOUNT_PREFIX}<id>/{ACCOUNT_SK} and markers "
+    f"{MARKER_PREFIX}{EMAIL_NAMESPACE}#<email>/{MARKER_SK}, "
+    f"{MARKER_PREFIX}{HANDLE_NAMESPACE}#<username>/{MARKER_SK}"
+)
 
 
 def allowed(pk: str, sk: str) -> bool:
@@ -64,13 +66,17 @@ def shape(calls: list[Call]) -> dict[str, bool]:
     txn = [c for c in writes if c.operation == "TransactWriteItems"]
     unguarded_txn = any(
         body.get("ConditionExpression") is None
-        for c in txn for action, body in c.actions() if action == "Put"
-        and str((body.get("Item") or {}).get("PK", {}).get("S", "")).startswith(MARKER_PREFIX)
+        for c in txn
+        for action, body in c.actions()
+        if action == "Put" and str((body.get("Item") or {}).get("PK", {}).get("S", "")).startswith(MARKER_PREFIX)
     )
     marker_puts = [
-        c for c in writes
-        if any(str((body.get("Item") or body.get("Key") or {}).get("PK", {}).get("S", "")).startswith(MARKER_PREFIX)
-               for _, body in c.actions())
+        c
+        for c in writes
+        if any(
+            str((body.get("Item") or body.get("Key") or {}).get("PK", {}).get("S", "")).startswith(MARKER_PREFIX)
+            for _, body in c.actions()
+        )
     ]
     return {
         "gsi": gsi,
@@ -88,29 +94,39 @@ def mistake(calls: list[Call], invariant: str) -> tuple[str, str]:
     s = shape(calls)
     if invariant == "several_owners" or invariant == "duplicate":
         if s["gsi"] and (s["unguarded"] or not s["markers"]):
-            return ("check-then-write-gsi",
-                    "check-then-write through the GSI: both queried email-index, both found nothing, "
-                    "both wrote. A read reserves nothing (and a GSI is eventually consistent); only a "
-                    "conditional write of a marker item can refuse the second one")
+            return (
+                "check-then-write-gsi",
+                "check-then-write through the GSI: both queried email-index, both found nothing, "
+                "both wrote. A read reserves nothing (and a GSI is eventually consistent); only a "
+                "conditional write of a marker item can refuse the second one",
+            )
         if s["scan"] and (s["unguarded"] or not s["markers"]):
-            return ("check-then-write-scan",
-                    "check-then-write through a Scan: both scanned, both found nothing, both wrote. "
-                    "A read reserves nothing; only a conditional write of a marker item can refuse "
-                    "the second one")
+            return (
+                "check-then-write-scan",
+                "check-then-write through a Scan: both scanned, both found nothing, both wrote. "
+                "A read reserves nothing; only a conditional write of a marker item can refuse "
+                "the second one",
+            )
         if s["unguarded_txn"]:
-            return ("transaction-without-conditions",
-                    "a transaction without conditions: your TransactWriteItems Puts the marker with no "
-                    "ConditionExpression, so the second Put silently overwrites the first. Add "
-                    "ConditionExpression='attribute_not_exists(PK)' to every marker Put")
+            return (
+                "transaction-without-conditions",
+                "a transaction without conditions: your TransactWriteItems Puts the marker with no "
+                "ConditionExpression, so the second Put silently overwrites the first. Add "
+                "ConditionExpression='attribute_not_exists(PK)' to every marker Put",
+            )
         if s["unguarded"]:
-            return ("check-then-write",
-                    "check-then-write: the check is a read and the write has no condition, so a "
-                    "write landing between them goes unnoticed. Make the marker Put conditional")
+            return (
+                "check-then-write",
+                "check-then-write: the check is a read and the write has no condition, so a "
+                "write landing between them goes unnoticed. Make the marker Put conditional",
+            )
     if invariant in ("orphan_marker", "missing_marker") and s["separate"]:
-        return ("separate-calls",
-                "markers written in separate calls: when one write succeeds and the next fails "
-                "(the other value is taken, or the process dies), the first stays behind. Write the "
-                "account and all its markers in ONE TransactWriteItems, so all or none are applied")
+        return (
+            "separate-calls",
+            "markers written in separate calls: when one write succeeds and the next fails "
+            "(the other value is taken, or the process dies), the first stays behind. Write the "
+            "account and all its markers in ONE TransactWriteItems, so all or none are applied",
+        )
     return ("wrong-result", "the table is left in a state the pattern forbids")
 
 

@@ -125,9 +125,10 @@ def typed(item: Mapping[str, Any]) -> dict[str, Any]:
 def signature_problem(solution: Any, expected: str, sample: Sequence[Any]) -> Finding | None:
     """None when ``solution(client, table_name, *sample)`` binds; else a wrong-signature finding."""
     if not callable(solution):
-        return Finding("wrong-signature",
-                       f"the solution is a {type(solution).__name__}, not a function; "
-                       f"define `def solution{expected}:`")
+        return Finding(
+            "wrong-signature",
+            f"the solution is a {type(solution).__name__}, not a function; define `def solution{expected}:`",
+        )
     try:
         sig = inspect.signature(solution)
     except (TypeError, ValueError):
@@ -136,9 +137,10 @@ def signature_problem(solution: Any, expected: str, sample: Sequence[Any]) -> Fi
         sig.bind(object(), "table", *sample)
     except TypeError as exc:
         name = getattr(solution, "__name__", "solution")
-        return Finding("wrong-signature",
-                       f"the checker calls solution{expected}, but yours is {name}{sig} "
-                       f"({exc}); change its parameters to match")
+        return Finding(
+            "wrong-signature",
+            f"the checker calls solution{expected}, but yours is {name}{sig} ({exc}); change its parameters to match",
+        )
     return None
 
 
@@ -159,9 +161,15 @@ Explain = Callable[[Broke], Finding]
 class Runner:
     """Runs one solution against one throw-away table; exercises script their checks with it."""
 
-    def __init__(self, solution: Callable[..., Any], conn: Connection, timeout: float,
-                 documented: tuple[type[Exception], ...],
-                 allowed: Callable[[str, str], bool], keys_hint: str) -> None:
+    def __init__(
+        self,
+        solution: Callable[..., Any],
+        conn: Connection,
+        timeout: float,
+        documented: tuple[type[Exception], ...],
+        allowed: Callable[[str, str], bool],
+        keys_hint: str,
+    ) -> None:
         self.solution = solution
         self.conn = conn
         self.table = conn.table_name
@@ -186,8 +194,9 @@ class Runner:
         def record(params: Mapping[str, Any], model: Any, **_: Any) -> None:
             calls().append(Call(actor, str(model.name), copy.deepcopy(dict(params))))
 
-        client.meta.events.register("before-parameter-build.dynamodb", record,
-                                    unique_id=f"labkit-exercise-{id(self)}-{actor}")
+        client.meta.events.register(
+            "before-parameter-build.dynamodb", record, unique_id=f"labkit-exercise-{id(self)}-{actor}"
+        )
 
     def calls_sink(self) -> list[Call]:
         return self.calls
@@ -217,17 +226,18 @@ class Runner:
         with self._lock:
             idents = list(self.threads)
         for ident in idents:
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident),
-                                                       ctypes.py_object(_Killed))
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(_Killed))
 
     def _timed_out(self, what: str, detail: str = "") -> Stop:
         self.kill()
-        return Stop(Finding(
-            "timeout",
-            f"{what} did not finish within the {self.timeout:g} s timeout{detail}: does it loop "
-            "forever, wait for something, or retry without end? Every call must return; "
-            "a retry loop needs a fresh read each time round",
-        ))
+        return Stop(
+            Finding(
+                "timeout",
+                f"{what} did not finish within the {self.timeout:g} s timeout{detail}: does it loop "
+                "forever, wait for something, or retry without end? Every call must return; "
+                "a retry loop needs a fresh read each time round",
+            )
+        )
 
     # ------------------------------------------------------------ the table
 
@@ -244,9 +254,14 @@ class Runner:
             return scan_rows(self.conn.client, self.table)
         except ClientError as exc:
             if "ResourceNotFound" in str(exc):
-                raise Stop(Finding("deleted-table", "your solution deleted the table: the check "
-                                   "cannot go on. A solution only ever touches its own items; "
-                                   "never call DeleteTable")) from None
+                raise Stop(
+                    Finding(
+                        "deleted-table",
+                        "your solution deleted the table: the check "
+                        "cannot go on. A solution only ever touches its own items; "
+                        "never call DeleteTable",
+                    )
+                ) from None
             raise
 
     # ------------------------------------------------------------ guards
@@ -257,20 +272,45 @@ class Runner:
         for call in calls:
             who = person(call.actor)
             if call.operation == "DeleteTable":
-                raise Stop(Finding("deleted-table", f"{who}'s call DeleteTable deleted the table; a "
-                                   "solution only ever touches its own items", order, res))
+                raise Stop(
+                    Finding(
+                        "deleted-table",
+                        f"{who}'s call DeleteTable deleted the table; a solution only ever touches its own items",
+                        order,
+                        res,
+                    )
+                )
             if call.operation not in WRITES | READS:
-                raise Stop(Finding("outside-keys", f"{who} called {call.operation}, which this "
-                                   f"exercise never needs; touch only {self.keys_hint}", order, res))
+                raise Stop(
+                    Finding(
+                        "outside-keys",
+                        f"{who} called {call.operation}, which this exercise never needs; touch only {self.keys_hint}",
+                        order,
+                        res,
+                    )
+                )
             for table in _tables(call):
                 if table != self.table:
-                    raise Stop(Finding("outside-keys", f"{who}'s {call.operation} wrote to table "
-                                       f"{table!r}, not the table it was given", order, res))
+                    raise Stop(
+                        Finding(
+                            "outside-keys",
+                            f"{who}'s {call.operation} wrote to table {table!r}, not the table it was given",
+                            order,
+                            res,
+                        )
+                    )
             for pk, sk in _write_keys(call):
                 if not self.allowed(pk, sk):
-                    raise Stop(Finding("outside-keys", f"{who}'s {call.operation} wrote "
-                                       f"PK={pk!r}, SK={sk!r}, outside this exercise's keys: "
-                                       f"touch only {self.keys_hint}", order, res))
+                    raise Stop(
+                        Finding(
+                            "outside-keys",
+                            f"{who}'s {call.operation} wrote "
+                            f"PK={pk!r}, SK={sk!r}, outside this exercise's keys: "
+                            f"touch only {self.keys_hint}",
+                            order,
+                            res,
+                        )
+                    )
 
     def check_raised(self, out: Outcome, res: Interleaving | None = None) -> None:
         """A stub is 'not solved yet'; an error that is not documented fails with its last line."""
@@ -278,17 +318,28 @@ class Runner:
         if exc is None or isinstance(exc, self.documented):
             return
         if isinstance(exc, NotImplementedError):
-            raise Stop(Finding(NOT_SOLVED, "not solved yet: the solution still raises "
-                               "NotImplementedError. Replace `raise NotImplementedError` with your "
-                               "code, then run the check again"))
+            raise Stop(
+                Finding(
+                    NOT_SOLVED,
+                    "not solved yet: the solution still raises "
+                    "NotImplementedError. Replace `raise NotImplementedError` with your "
+                    "code, then run the check again",
+                )
+            )
         allowed = " or ".join(e.__name__ for e in self.documented)
-        rule = (f"the only errors this exercise may raise are {allowed}" if allowed else
-                "this exercise's function must not raise")
-        raise Stop(Finding(
-            "error",
-            f"{person(out.actor)}'s call {_call_text(out.args)} raised {last_line(exc)} — {rule}",
-            res.label if res is not None else None, res,
-        ))
+        rule = (
+            f"the only errors this exercise may raise are {allowed}"
+            if allowed
+            else "this exercise's function must not raise"
+        )
+        raise Stop(
+            Finding(
+                "error",
+                f"{person(out.actor)}'s call {_call_text(out.args)} raised {last_line(exc)} — {rule}",
+                res.label if res is not None else None,
+                res,
+            )
+        )
 
     # ------------------------------------------------------------ runs
 
@@ -296,11 +347,12 @@ class Runner:
         """Run the solution once, alone; guards applied, a stub or crash ends the check."""
         start = len(self.calls)
         try:
-            res = run_interleaving({actor: self.actor(actor, args)}, [], conn=self.conn,
-                                   timeout=self.timeout)
+            res = run_interleaving({actor: self.actor(actor, args)}, [], conn=self.conn, timeout=self.timeout)
         except RaceError as exc:
-            raise self._timed_out(f"{person(actor)}'s call {_call_text(args)}",
-                                  f" (running alone: {exc})" if "timed out" not in str(exc) else "") from None
+            raise self._timed_out(
+                f"{person(actor)}'s call {_call_text(args)}",
+                f" (running alone: {exc})" if "timed out" not in str(exc) else "",
+            ) from None
         self.solos += 1
         out: Outcome = res.results[actor]
         out.calls = self.calls[start:]
@@ -309,8 +361,7 @@ class Runner:
         self.check_raised(out)
         return out
 
-    def race(self, actors: Mapping[str, tuple[Any, ...]], seed: Sequence[Item], judge: Judge,
-             explain: Explain) -> int:
+    def race(self, actors: Mapping[str, tuple[Any, ...]], seed: Sequence[Item], judge: Judge, explain: Explain) -> int:
         """Every order of the actors' calls (counted from a run of each alone after the seed).
 
         After each order: guards, ``judge(outcomes, items)`` -> a problem or None, then the
@@ -325,9 +376,14 @@ class Runner:
         for n in calls.values():
             total //= math.factorial(n)
         if total > MAX_ORDERS:
-            raise Stop(Finding("too-many-calls", f"your function makes {max(calls.values())} "
-                               f"DynamoDB calls per run, which gives {total:,} orders to try; "
-                               "the patterns here need one to three calls"))
+            raise Stop(
+                Finding(
+                    "too-many-calls",
+                    f"your function makes {max(calls.values())} "
+                    f"DynamoDB calls per run, which gives {total:,} orders to try; "
+                    "the patterns here need one to three calls",
+                )
+            )
         wrapped = {name: self.actor(name, args) for name, args in actors.items()}
         tried = 0
         self.races += 1
@@ -353,8 +409,14 @@ class Runner:
             return {}
 
         try:
-            all_interleavings(wrapped, conn=self.conn, setup=lambda: self.reset(seed),
-                              outcome=outcome, calls=calls, timeout=self.timeout)
+            all_interleavings(
+                wrapped,
+                conn=self.conn,
+                setup=lambda: self.reset(seed),
+                outcome=outcome,
+                calls=calls,
+                timeout=self.timeout,
+            )
         except RaceError as exc:
             who = " and ".join(person(a) for a in actors)
             raise self._timed_out(f"the race between {who}", f" ({exc})") from None
@@ -362,8 +424,15 @@ class Runner:
             self.orders += tried
         return tried
 
-    def storm(self, seed: Sequence[Item], args_of: Callable[[int, int], tuple[Any, ...]],
-              judge: Judge, *, threads: int = 4, ops: int = 3) -> list[Outcome]:
+    def storm(
+        self,
+        seed: Sequence[Item],
+        args_of: Callable[[int, int], tuple[Any, ...]],
+        judge: Judge,
+        *,
+        threads: int = 4,
+        ops: int = 3,
+    ) -> list[Outcome]:
         """``threads`` workers x ``ops`` calls at once (labkit.races.stress), bounded by a join."""
         self.reset(seed)
         outs: list[Outcome] = []
@@ -383,8 +452,9 @@ class Runner:
         runner.start()
         runner.join(self.timeout * 2)
         if runner.is_alive():
-            raise self._timed_out(f"the storm of {threads} workers x {ops} calls",
-                                  f" (bounded at {self.timeout * 2:g} s)")
+            raise self._timed_out(
+                f"the storm of {threads} workers x {ops} calls", f" (bounded at {self.timeout * 2:g} s)"
+            )
         if "exc" in box:
             raise box["exc"]
         self.storm_ops += len(outs)
@@ -395,15 +465,16 @@ class Runner:
         items = self.items()
         problem = judge({f"{o.actor}#{i}": o for i, o in enumerate(outs)}, items)
         if problem is not None:
-            raise Stop(Finding("storm", f"a storm of {threads} workers x {ops} calls at once "
-                               f"broke it: {problem}"))
+            raise Stop(Finding("storm", f"a storm of {threads} workers x {ops} calls at once broke it: {problem}"))
         for out in outs:
             self.check_raised(out)
         return outs
 
     def summary(self) -> str:
-        return (f"{self.solos} single runs, {self.orders} forced orders in {self.races} races, "
-                f"{self.storm_ops} calls in a storm")
+        return (
+            f"{self.solos} single runs, {self.orders} forced orders in {self.races} races, "
+            f"{self.storm_ops} calls in a storm"
+        )
 
 
 def _call_text(args: tuple[Any, ...]) -> str:
@@ -439,9 +510,19 @@ def _write_keys(call: Call) -> list[tuple[str, str]]:
 
 def uses(calls: Sequence[Call], operation: str, **has: Any) -> bool:
     """Whether any call is ``operation`` (and has the given parameters, if any)."""
-    return any(c.operation == operation and all(c.params.get(k) == v for k, v in has.items())
-               for c in calls)
+    return any(c.operation == operation and all(c.params.get(k) == v for k, v in has.items()) for c in calls)
 
 
-__all__ = ["Broke", "Call", "Outcome", "Runner", "Stop", "ValidationError", "last_line", "person",
-           "signature_problem", "typed", "uses"]
+__all__ = [
+    "Broke",
+    "Call",
+    "Outcome",
+    "Runner",
+    "Stop",
+    "ValidationError",
+    "last_line",
+    "person",
+    "signature_problem",
+    "typed",
+    "uses",
+]

@@ -114,21 +114,23 @@ class Verdict:
 
     def _repr_html_(self) -> str:
         colour = "#2e7d32" if self.passed else ("#6d6d6d" if self.not_solved else "#c62828")
-        parts = [f'<div style="border-left:4px solid {colour};padding-left:8px">',
-                 f'<p style="color:{colour};font-weight:bold">{html.escape(self.headline)}</p><ul>']
+        parts = [
+            f'<div style="border-left:4px solid {colour};padding-left:8px">',
+            f'<p style="color:{colour};font-weight:bold">{html.escape(self.headline)}</p><ul>',
+        ]
         for f in self.findings:
             order = f" — order <code>{html.escape(f.order)}</code>" if f.order else ""
             parts.append(f"<li><b>{html.escape(f.kind)}</b>{order}: {html.escape(f.message)}")
             png = _png(f.figure())
             if png:
-                parts.append(f'<br><img alt="timeline of order {html.escape(f.order or "")}" '
-                             f'src="data:image/png;base64,{png}">')
+                parts.append(
+                    f'<br><img alt="timeline of order {html.escape(f.order or "")}" src="data:image/png;base64,{png}">'
+                )
             parts.append("</li>")
         parts.extend(f"<li><i>note</i>: {html.escape(n)}</li>" for n in self.notes)
         parts.append("</ul>")
         if self.tried:
-            parts.append(f"<p><small>checked: {html.escape(self.tried)} in {self.seconds:.1f} s"
-                         "</small></p>")
+            parts.append(f"<p><small>checked: {html.escape(self.tried)} in {self.seconds:.1f} s</small></p>")
         if not self.passed:
             parts.append(f"<p>Stuck? <code>labkit.exercises.hint({self.exercise!r}, 1)</code></p>")
         parts.append("</div>")

@@ -48,11 +48,19 @@ def _explain(broke: Broke) -> Finding:
     invariant = lost[0] if lost else "duplicate"
     calls = acc.calls_of(broke.outcomes)
     kind, words = acc.mistake(calls, invariant)
-    if kind == "wrong-result" and invariant == "orphan_marker" and not any(
-            action == "Delete" for c in calls for action, _ in c.actions()):
-        kind, words = "old-marker-kept", ("an old marker never deleted: the old email stays "
-                                          "reserved for ever; delete the old marker in the same "
-                                          "transaction")
+    if (
+        kind == "wrong-result"
+        and invariant == "orphan_marker"
+        and not any(action == "Delete" for c in calls for action, _ in c.actions())
+    ):
+        kind, words = (
+            "old-marker-kept",
+            (
+                "an old marker never deleted: the old email stays "
+                "reserved for ever; delete the old marker in the same "
+                "transaction"
+            ),
+        )
     return Finding(kind, f"{broke.problem}: {words}", broke.res.label, broke.res)
 
 
@@ -79,31 +87,53 @@ def script(run: Runner) -> None:
     items = run.items()
     ada = _items_of(items).get("ACCT#ada/PROFILE", {})
     if ada.get("email") != "ada@new.example.com":
-        raise Stop(Finding("wrong-result", "after change_email('ada', 'ada@new.example.com') "
-                           f"Ada's account holds email {ada.get('email')!r}"))
+        raise Stop(
+            Finding(
+                "wrong-result",
+                f"after change_email('ada', 'ada@new.example.com') Ada's account holds email {ada.get('email')!r}",
+            )
+        )
     lost = acc.broken(items)
     if lost is not None:
         if lost[0] == "orphan_marker" and _old_marker_kept(items, "ada@example.com"):
-            raise Stop(Finding("old-marker-kept", "an old marker never deleted: after Ada moved to "
-                               "ada@new.example.com, UNIQ#EMAIL#ada@example.com still says she owns "
-                               "it, so nobody can ever take ada@example.com. Delete the old marker "
-                               "in the same transaction"))
+            raise Stop(
+                Finding(
+                    "old-marker-kept",
+                    "an old marker never deleted: after Ada moved to "
+                    "ada@new.example.com, UNIQ#EMAIL#ada@example.com still says she owns "
+                    "it, so nobody can ever take ada@example.com. Delete the old marker "
+                    "in the same transaction",
+                )
+            )
         k, w = acc.mistake(out.calls, lost[0])
         raise Stop(Finding(k if k != "wrong-result" else "no-markers", f"after one change, {lost[1]}: {w}"))
     freed = run.solo("B", "bob", "ada@example.com")
     if freed.exc is not None:
-        raise Stop(Finding("old-marker-kept", "Ada moved away from ada@example.com, yet Bob could "
-                           f"not take it ({type(freed.exc).__name__}): an old marker never deleted"))
+        raise Stop(
+            Finding(
+                "old-marker-kept",
+                "Ada moved away from ada@example.com, yet Bob could "
+                f"not take it ({type(freed.exc).__name__}): an old marker never deleted",
+            )
+        )
     dup = run.solo("B", "bob", "ada@new.example.com")
     if not isinstance(dup.exc, ValueTaken):
         kind, words = acc.mistake(dup.calls, "duplicate")
-        raise Stop(Finding(kind, "Bob could move to 'ada@new.example.com' while Ada holds it "
-                           f"(one call after the other): {words}"))
+        raise Stop(
+            Finding(
+                kind, f"Bob could move to 'ada@new.example.com' while Ada holds it (one call after the other): {words}"
+            )
+        )
     taken = run.solo("B", "bob", "  ADA@New.Example.com ")
     if not isinstance(taken.exc, ValueTaken):
-        raise Stop(Finding("missing-normalisation", "Bob could move to '  ADA@New.Example.com ' "
-                           "while Ada holds 'ada@new.example.com': a missing normalisation — "
-                           "normalise with labkit.uniqueness.normalise_email before building keys"))
+        raise Stop(
+            Finding(
+                "missing-normalisation",
+                "Bob could move to '  ADA@New.Example.com ' "
+                "while Ada holds 'ada@new.example.com': a missing normalisation — "
+                "normalise with labkit.uniqueness.normalise_email before building keys",
+            )
+        )
     # bad input: a taken email and rubbish change nothing
     run.reset(SEED)
     for args, error in ((("ada", "bob@example.com"), ValueTaken), (("ada", "not-an-email"), ValidationError)):
@@ -112,23 +142,30 @@ def script(run: Runner) -> None:
         after = _items_of(run.items())
         if not isinstance(out.exc, error):
             kind = "missing-normalisation" if error is ValidationError else acc.mistake(out.calls, "duplicate")[0]
-            raise Stop(Finding(kind, f"change_email{args!r} should raise {error.__name__} and change "
-                               f"nothing; it {'returned' if out.exc is None else 'raised ' + type(out.exc).__name__}"))
+            raise Stop(
+                Finding(
+                    kind,
+                    f"change_email{args!r} should raise {error.__name__} and change "
+                    f"nothing; it {'returned' if out.exc is None else 'raised ' + type(out.exc).__name__}",
+                )
+            )
         if before != after:
             changed = sorted(set(before) ^ set(after) | {k for k in before if before[k] != after.get(k)})
             kind = "separate-calls" if acc.shape(out.calls)["separate"] else "wrong-result"
-            raise Stop(Finding(kind, f"change_email{args!r} raised {error.__name__} but changed "
-                               f"{', '.join(changed)}: nothing may change when it fails"
-                               + ("; markers written in separate calls" if kind == "separate-calls" else "")))
+            raise Stop(
+                Finding(
+                    kind,
+                    f"change_email{args!r} raised {error.__name__} but changed "
+                    f"{', '.join(changed)}: nothing may change when it fails"
+                    + ("; markers written in separate calls" if kind == "separate-calls" else ""),
+                )
+            )
     # races: two accounts want the same new email; one takes the email the other gives up
-    run.race({"A": ("ada", "new@example.com"), "B": ("bob", "new@example.com")}, SEED,
-             _judge(True), _explain)
-    run.race({"A": ("ada", "ada2@example.com"), "B": ("bob", "ada@example.com")}, SEED,
-             _judge(False), _explain)
+    run.race({"A": ("ada", "new@example.com"), "B": ("bob", "new@example.com")}, SEED, _judge(True), _explain)
+    run.race({"A": ("ada", "ada2@example.com"), "B": ("bob", "ada@example.com")}, SEED, _judge(False), _explain)
 
     def storm_judge(outs: dict[str, Outcome], items: list[dict[str, Any]]) -> str | None:
         lost = acc.broken(items)
         return lost[1] if lost else None
 
-    run.storm(SEED, lambda w, s: (("ada", "bob")[w % 2], f"e{s}-{w}@example.com"), storm_judge,
-              threads=4, ops=3)
+    run.storm(SEED, lambda w, s: (("ada", "bob")[w % 2], f"e{s}-{w}@example.com"), storm_judge, threads=4, ops=3)

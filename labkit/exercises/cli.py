@@ -31,8 +31,11 @@ def run(args: argparse.Namespace) -> int:
             for finding in verdict.findings:
                 print(f"    {finding}")
     if failed:
-        print(f"{len(failed)} of {len(names())} exercises FAILED on this machine ({', '.join(failed)}): "
-              "run `labkit doctor` and report both outputs", file=sys.stderr)
+        print(
+            f"{len(failed)} of {len(names())} exercises FAILED on this machine ({', '.join(failed)}): "
+            "run `labkit doctor` and report both outputs",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
     print(f"all {len(names())} exercises pass: this machine is ready for the workshop")
     return 0

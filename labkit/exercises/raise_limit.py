@@ -16,8 +16,16 @@ DOCUMENTED: tuple[type[Exception], ...] = ()
 KEYS = f"the settings item PK={SETTINGS_PK!r}, SK={FLAGS_SK_V1!r}"
 START = 100
 BY = {"A": 10, "B": 5}
-SEED = [{"PK": SETTINGS_PK, "SK": FLAGS_SK_V1, "rate_limit_per_minute": START, "version": 1,
-         "maintenance_mode": False, "banner_message": "hello"}]
+SEED = [
+    {
+        "PK": SETTINGS_PK,
+        "SK": FLAGS_SK_V1,
+        "rate_limit_per_minute": START,
+        "version": 1,
+        "maintenance_mode": False,
+        "banner_message": "hello",
+    }
+]
 CCF = "ConditionalCheckFailedException"
 
 HINTS = (
@@ -76,15 +84,17 @@ def _write_words(calls: list[Call]) -> tuple[str, str]:
     writes = [c for c in calls if c.is_write]
     if any(c.operation == "PutItem" for c in writes):
         return "read-modify-write", "your PutItem wrote back the whole item as it was read"
-    return ("read-modify-write",
-            "your UpdateItem SET the limit computed from what was read, with no condition")
+    return ("read-modify-write", "your UpdateItem SET the limit computed from what was read, with no condition")
 
 
 def explain(broke: Broke) -> Finding:
     res, outs = broke.res, broke.outcomes
-    refused = [n for n, o in outs.items()
-               if any(code == CCF for code in res.history.loc[res.history["actor"] == n, "outcome"])
-               and (o.exc is not None or not _retried(res, n))]
+    refused = [
+        n
+        for n, o in outs.items()
+        if any(code == CCF for code in res.history.loc[res.history["actor"] == n, "outcome"])
+        and (o.exc is not None or not _retried(res, n))
+    ]
     if refused:
         who = person(refused[0])
         ended = "raised it" if outs[refused[0]].exc is not None else "returned as if it had worked"
@@ -93,7 +103,9 @@ def explain(broke: Broke) -> Finding:
             f"{who}'s change was refused by your condition ({CCF}) and your function {ended}: a "
             f"condition with no retry — {who}'s +{BY[refused[0]]} never happened ({broke.problem}). "
             "When the version check fails, read the item again and retry until it succeeds.",
-            res.label, res)
+            res.label,
+            res,
+        )
     calls = [c for o in outs.values() for c in o.calls]
     if not any(c.conditional for c in calls if c.is_write):
         kind, words = _write_words(calls)
@@ -106,7 +118,9 @@ def explain(broke: Broke) -> Finding:
                 f"{person(lost[0])}'s change was lost: {words} — {other} read the limit before "
                 f"{person(lost[0])}'s write and wrote back a value computed from that stale read "
                 f"({broke.problem}). Make the write conditional on the version you read, and retry.",
-                res.label, res)
+                res.label,
+                res,
+            )
         return Finding(kind, f"a change was lost: {words} ({broke.problem})", res.label, res)
     return Finding("wrong-result", broke.problem, res.label, res)
 

@@ -9,6 +9,7 @@ calls with DynamoDB's typed JSON, and labkit only for the key helpers, normalisa
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from labkit.errors import ValueTaken
@@ -30,7 +31,9 @@ def raise_limit(client: Any, table_name: str, by: int) -> None:
                 ConditionExpression="#v = :read",
                 ExpressionAttributeNames={"#v": "version"},
                 ExpressionAttributeValues={
-                    ":new": {"N": str(new_limit)}, ":one": {"N": "1"}, ":read": {"N": read_version},
+                    ":new": {"N": str(new_limit)},
+                    ":one": {"N": "1"},
+                    ":read": {"N": read_version},
                 },
             )
             return
@@ -52,15 +55,19 @@ def sign_up(client: Any, table_name: str, email: str, username: str) -> str:
     ]
     new = "attribute_not_exists(PK)"  # each Put fails if that key already exists
     try:
-        client.transact_write_items(TransactItems=[
-            {"Put": {"TableName": table_name, "Item": _typed(item), "ConditionExpression": new}}
-            for item in [account, *markers]
-        ])
+        client.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": table_name, "Item": _typed(item), "ConditionExpression": new}}
+                for item in [account, *markers]
+            ]
+        )
     except client.exceptions.TransactionCanceledException as exc:
         reasons = exc.response["CancellationReasons"]  # one per action, in request order
-        taken = {field: value
-                 for field, value, reason in zip(["email", "username"], [email, username], reasons[1:])
-                 if reason.get("Code") == "ConditionalCheckFailed"}
+        taken = {
+            field: value
+            for field, value, reason in zip(["email", "username"], [email, username], reasons[1:], strict=True)
+            if reason.get("Code") == "ConditionalCheckFailed"
+        }
         raise ValueTaken(taken or {"email": email, "username": username}) from exc
     return account_id
 
@@ -68,32 +75,49 @@ def sign_up(client: Any, table_name: str, email: str, username: str) -> str:
 def change_email(client: Any, table_name: str, account_id: str, new_email: str) -> None:
     new_email = normalise_email(new_email)
     while True:
-        account = client.get_item(TableName=table_name, Key=_typed(account_key(account_id)),
-                                  ConsistentRead=True)["Item"]
+        account = client.get_item(TableName=table_name, Key=_typed(account_key(account_id)), ConsistentRead=True)[
+            "Item"
+        ]
         old_email = account["email"]["S"]
         if old_email == new_email:
             return
         try:
-            client.transact_write_items(TransactItems=[
-                {"Update": {  # only if the account still has the email we read
-                    "TableName": table_name, "Key": _typed(account_key(account_id)),
-                    "UpdateExpression": "SET email = :new",
-                    "ConditionExpression": "email = :old",
-                    "ExpressionAttributeValues": {":new": {"S": new_email}, ":old": {"S": old_email}},
-                }},
-                {"Put": {  # the new email's marker, only if nobody holds it
-                    "TableName": table_name,
-                    "Item": _typed({**marker_key("EMAIL", new_email), "owner": account_id,
-                                    "field": "email", "value": new_email}),
-                    "ConditionExpression": "attribute_not_exists(PK)",
-                }},
-                {"Delete": {  # the old email's marker, only if it is still ours: the old email is free
-                    "TableName": table_name, "Key": _typed(marker_key("EMAIL", old_email)),
-                    "ConditionExpression": "#o = :me",
-                    "ExpressionAttributeNames": {"#o": "owner"},
-                    "ExpressionAttributeValues": {":me": {"S": account_id}},
-                }},
-            ])
+            client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Update": {  # only if the account still has the email we read
+                            "TableName": table_name,
+                            "Key": _typed(account_key(account_id)),
+                            "UpdateExpression": "SET email = :new",
+                            "ConditionExpression": "email = :old",
+                            "ExpressionAttributeValues": {":new": {"S": new_email}, ":old": {"S": old_email}},
+                        }
+                    },
+                    {
+                        "Put": {  # the new email's marker, only if nobody holds it
+                            "TableName": table_name,
+                            "Item": _typed(
+                                {
+                                    **marker_key("EMAIL", new_email),
+                                    "owner": account_id,
+                                    "field": "email",
+                                    "value": new_email,
+                                }
+                            ),
+                            "ConditionExpression": "attribute_not_exists(PK)",
+                        }
+                    },
+                    {
+                        "Delete": {  # the old email's marker, only if it is still ours: the old email is free
+                            "TableName": table_name,
+                            "Key": _typed(marker_key("EMAIL", old_email)),
+                            "ConditionExpression": "#o = :me",
+                            "ExpressionAttributeNames": {"#o": "owner"},
+                            "ExpressionAttributeValues": {":me": {"S": account_id}},
+                        }
+                    },
+                ]
+            )
             return
         except client.exceptions.TransactionCanceledException as exc:
             reasons = exc.response["CancellationReasons"]
@@ -102,6 +126,10 @@ def change_email(client: Any, table_name: str, account_id: str, new_email: str) 
             # the account changed between our read and our write: read again and retry
 
 
-REFERENCE = {"raise-limit": raise_limit, "unique-sign-up": sign_up, "change-email": change_email}
+REFERENCE: dict[str, Callable[..., Any]] = {
+    "raise-limit": raise_limit,
+    "unique-sign-up": sign_up,
+    "change-email": change_email,
+}
 
 __all__ = ["REFERENCE", "change_email", "raise_limit", "sign_up"]

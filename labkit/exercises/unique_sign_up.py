@@ -82,8 +82,11 @@ def _expect_taken(run: Runner, out: Outcome, what: str, kind: str, words: str) -
             raise Stop(Finding(k, f"after {what} was refused, {lost[1]}: {w}"))
         return
     items = run.items()
-    raise Stop(Finding(kind, f"{what} succeeded (returned {out.value!r}); now "
-                       f"{len(acc.accounts(items))} accounts exist: {words}"))
+    raise Stop(
+        Finding(
+            kind, f"{what} succeeded (returned {out.value!r}); now {len(acc.accounts(items))} accounts exist: {words}"
+        )
+    )
 
 
 def script(run: Runner) -> None:
@@ -92,22 +95,36 @@ def script(run: Runner) -> None:
     items = run.items()
     mine = acc.accounts(items)
     if not isinstance(out.value, str) or not out.value:
-        raise Stop(Finding("wrong-result", f"sign_up must return the new account's id (a str); it "
-                           f"returned {out.value!r}"))
+        raise Stop(
+            Finding("wrong-result", f"sign_up must return the new account's id (a str); it returned {out.value!r}")
+        )
     if len(mine) != 1 or mine[0]["PK"] != f"ACCT#{out.value}":
-        raise Stop(Finding("wrong-result", f"after one sign-up returning {out.value!r} the table "
-                           f"should hold ACCT#{out.value}/PROFILE; it holds "
-                           f"{[a['PK'] for a in mine]}"))
+        raise Stop(
+            Finding(
+                "wrong-result",
+                f"after one sign-up returning {out.value!r} the table "
+                f"should hold ACCT#{out.value}/PROFILE; it holds "
+                f"{[a['PK'] for a in mine]}",
+            )
+        )
     if mine[0].get("email") != "ada@example.com" or mine[0].get("username") != "ada":
-        raise Stop(Finding("wrong-result", "the account must store email and username; it holds "
-                           f"{ {k: v for k, v in mine[0].items() if k not in ('PK', 'SK')} }"))
+        raise Stop(
+            Finding(
+                "wrong-result",
+                "the account must store email and username; it holds "
+                f"{ {k: v for k, v in mine[0].items() if k not in ('PK', 'SK')} }",
+            )
+        )
     lost = acc.broken(items)
     if lost is not None and lost[0] == "missing_marker" and not acc.shape(out.calls)["markers"]:
         _race_without_markers(run)
     if lost is not None:
-        raise Stop(Finding("no-markers" if not acc.shape(out.calls)["markers"] else "wrong-result",
-                           f"after one sign-up, {lost[1]}: write a marker item per unique value "
-                           "(hint level 1)"))
+        raise Stop(
+            Finding(
+                "no-markers" if not acc.shape(out.calls)["markers"] else "wrong-result",
+                f"after one sign-up, {lost[1]}: write a marker item per unique value (hint level 1)",
+            )
+        )
     # bad input, one call after another
     dup = run.solo("B", "ada@example.com", "bob")
     s = acc.shape(dup.calls)
@@ -115,24 +132,34 @@ def script(run: Runner) -> None:
     if not s["markers"] and kind == "wrong-result":
         kind, words = "no-markers", "nothing stops a second account with the same email"
     _expect_taken(run, dup, "a second sign-up with 'ada@example.com' (one after the other)", kind, words)
-    _expect_taken(run, run.solo("B", "  Ada@Example.COM ", "bob"),
-                  "a sign-up with '  Ada@Example.COM '", "missing-normalisation",
-                  "a missing normalisation — ' Ada@Example.COM ' and 'ada@example.com' are the same "
-                  "address; normalise with labkit.uniqueness.normalise_email before building keys")
-    _expect_taken(run, run.solo("B", "bob@example.com", "ADA"),
-                  "a sign-up with username 'ADA' (Ada has 'ada')", "missing-normalisation",
-                  "a missing normalisation — usernames compare case-insensitively; use "
-                  "labkit.uniqueness.normalise_username")
+    _expect_taken(
+        run,
+        run.solo("B", "  Ada@Example.COM ", "bob"),
+        "a sign-up with '  Ada@Example.COM '",
+        "missing-normalisation",
+        "a missing normalisation — ' Ada@Example.COM ' and 'ada@example.com' are the same "
+        "address; normalise with labkit.uniqueness.normalise_email before building keys",
+    )
+    _expect_taken(
+        run,
+        run.solo("B", "bob@example.com", "ADA"),
+        "a sign-up with username 'ADA' (Ada has 'ada')",
+        "missing-normalisation",
+        "a missing normalisation — usernames compare case-insensitively; use labkit.uniqueness.normalise_username",
+    )
     bad = run.solo("B", "not-an-email", "bob")
     if not isinstance(bad.exc, ValidationError):
-        raise Stop(Finding("missing-normalisation", "a sign-up with email 'not-an-email' was "
-                           "accepted: a missing normalisation — labkit.uniqueness.normalise_email "
-                           "rejects it with ValidationError before anything is written"))
+        raise Stop(
+            Finding(
+                "missing-normalisation",
+                "a sign-up with email 'not-an-email' was "
+                "accepted: a missing normalisation — labkit.uniqueness.normalise_email "
+                "rejects it with ValidationError before anything is written",
+            )
+        )
     # races: the same email; the same username
-    run.race({"A": ("ada@example.com", "ada"), "B": ("ada@example.com", "bob")}, [],
-             _race_judge, _explain_invariant)
-    run.race({"A": ("ada@example.com", "ada"), "B": ("bob@example.com", "ada")}, [],
-             _race_judge, _explain_invariant)
+    run.race({"A": ("ada@example.com", "ada"), "B": ("ada@example.com", "bob")}, [], _race_judge, _explain_invariant)
+    run.race({"A": ("ada@example.com", "ada"), "B": ("bob@example.com", "ada")}, [], _race_judge, _explain_invariant)
 
     def storm_judge(outs: dict[str, Outcome], items: list[dict[str, Any]]) -> str | None:
         wins = sum(o.ok for o in outs.values())
@@ -143,5 +170,4 @@ def script(run: Runner) -> None:
             return f"{wins} sign-ups succeeded and {len(acc.accounts(items))} accounts exist; expected 3"
         return None
 
-    run.storm([], lambda w, s: (f"user{s}@example.com", f"user{s}-{w}"), storm_judge,
-              threads=4, ops=3)
+    run.storm([], lambda w, s: (f"user{s}@example.com", f"user{s}-{w}"), storm_judge, threads=4, ops=3)
