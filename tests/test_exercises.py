@@ -452,7 +452,7 @@ def test_check__reference_solution__passes_20_runs_in_a_row(conn: Connection, na
 def test_check__reference_solution__tries_every_order_of_two_actors(conn: Connection) -> None:
     """raise-limit's reference makes 2 calls per actor alone: all 6 orders are forced."""
     verdict = ex.check("raise-limit", REFERENCE["raise-limit"], conn=conn)
-    assert "6 forced orders in 1 races" in verdict.tried
+    assert "6 forced orders in 1 race" in verdict.tried
     assert "12 calls in a storm" in verdict.tried
 
 

@@ -471,10 +471,14 @@ class Runner:
         return outs
 
     def summary(self) -> str:
-        return (
-            f"{self.solos} single runs, {self.orders} forced orders in {self.races} races, "
-            f"{self.storm_ops} calls in a storm"
-        )
+        """What was run, in words: "4 runs alone, 6 forced orders in 1 race, 12 calls in a storm"."""
+        parts = [(self.solos, "run alone", "runs alone"), (self.orders, "forced order", "forced orders")]
+        words = [f"{n} {one if n == 1 else many}" for n, one, many in parts if n]
+        if self.races:
+            words[-1] += f" in {self.races} race{'s' if self.races > 1 else ''}"
+        if self.storm_ops:
+            words.append(f"{self.storm_ops} calls in a storm")
+        return ", ".join(words)
 
 
 def _call_text(args: tuple[Any, ...]) -> str:

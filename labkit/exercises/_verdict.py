@@ -93,7 +93,7 @@ class Verdict:
             if f.order:
                 lines.append(f"    replay: labkit.races.run_interleaving(actors, {f.order!r}, conn=conn)")
         lines.extend(f"  note: {n}" for n in self.notes)
-        if self.tried:
+        if self.tried and not self.not_solved:
             lines.append(f"  checked: {self.tried} in {self.seconds:.1f} s")
         if not self.passed:
             lines.append(f"  stuck? labkit.exercises.hint({self.exercise!r}, 1)")
@@ -106,7 +106,7 @@ class Verdict:
             order = f" — order `{f.order}`" if f.order else ""
             lines.append(f"- **{f.kind}**{order}: {f.message}")
         lines.extend(f"- *note*: {n}" for n in self.notes)
-        if self.tried:
+        if self.tried and not self.not_solved:
             lines += ["", f"*checked: {self.tried} in {self.seconds:.1f} s*"]
         if not self.passed:
             lines += ["", f"Stuck? `labkit.exercises.hint({self.exercise!r}, 1)`"]
@@ -129,7 +129,7 @@ class Verdict:
             parts.append("</li>")
         parts.extend(f"<li><i>note</i>: {html.escape(n)}</li>" for n in self.notes)
         parts.append("</ul>")
-        if self.tried:
+        if self.tried and not self.not_solved:
             parts.append(f"<p><small>checked: {html.escape(self.tried)} in {self.seconds:.1f} s</small></p>")
         if not self.passed:
             parts.append(f"<p>Stuck? <code>labkit.exercises.hint({self.exercise!r}, 1)</code></p>")

@@ -41,7 +41,8 @@ def raise_limit(client: Any, table_name: str, by: int) -> None:
             continue  # someone else changed it first: their change stays, ours is redone on top
 
 
-def _typed(item: dict[str, str]) -> dict[str, Any]:
+def typed(item: dict[str, str]) -> dict[str, Any]:
+    """{'PK': 'ACCT#1'} -> {'PK': {'S': 'ACCT#1'}}: DynamoDB's typed JSON for string attributes."""
     return {name: {"S": value} for name, value in item.items()}
 
 
@@ -57,7 +58,7 @@ def sign_up(client: Any, table_name: str, email: str, username: str) -> str:
     try:
         client.transact_write_items(
             TransactItems=[
-                {"Put": {"TableName": table_name, "Item": _typed(item), "ConditionExpression": new}}
+                {"Put": {"TableName": table_name, "Item": typed(item), "ConditionExpression": new}}
                 for item in [account, *markers]
             ]
         )
@@ -75,9 +76,7 @@ def sign_up(client: Any, table_name: str, email: str, username: str) -> str:
 def change_email(client: Any, table_name: str, account_id: str, new_email: str) -> None:
     new_email = normalise_email(new_email)
     while True:
-        account = client.get_item(TableName=table_name, Key=_typed(account_key(account_id)), ConsistentRead=True)[
-            "Item"
-        ]
+        account = client.get_item(TableName=table_name, Key=typed(account_key(account_id)), ConsistentRead=True)["Item"]
         old_email = account["email"]["S"]
         if old_email == new_email:
             return
@@ -87,7 +86,7 @@ def change_email(client: Any, table_name: str, account_id: str, new_email: str) 
                     {
                         "Update": {  # only if the account still has the email we read
                             "TableName": table_name,
-                            "Key": _typed(account_key(account_id)),
+                            "Key": typed(account_key(account_id)),
                             "UpdateExpression": "SET email = :new",
                             "ConditionExpression": "email = :old",
                             "ExpressionAttributeValues": {":new": {"S": new_email}, ":old": {"S": old_email}},
@@ -96,7 +95,7 @@ def change_email(client: Any, table_name: str, account_id: str, new_email: str) 
                     {
                         "Put": {  # the new email's marker, only if nobody holds it
                             "TableName": table_name,
-                            "Item": _typed(
+                            "Item": typed(
                                 {
                                     **marker_key("EMAIL", new_email),
                                     "owner": account_id,
@@ -110,7 +109,7 @@ def change_email(client: Any, table_name: str, account_id: str, new_email: str) 
                     {
                         "Delete": {  # the old email's marker, only if it is still ours: the old email is free
                             "TableName": table_name,
-                            "Key": _typed(marker_key("EMAIL", old_email)),
+                            "Key": typed(marker_key("EMAIL", old_email)),
                             "ConditionExpression": "#o = :me",
                             "ExpressionAttributeNames": {"#o": "owner"},
                             "ExpressionAttributeValues": {":me": {"S": account_id}},
