@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -25,6 +26,7 @@ def _builder() -> ModuleType:
     spec = importlib.util.spec_from_file_location("exercise_notebooks_build", FOLDER / "build.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
     spec.loader.exec_module(module)
     return module
 

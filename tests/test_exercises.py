@@ -362,6 +362,17 @@ def other_table(client, table_name, email, username):
     return "x"
 
 
+def own_client(client, table_name, by):
+    import labkit
+
+    labkit.connect().client.update_item(
+        TableName=table_name,
+        Key=KEY,
+        UpdateExpression="ADD rate_limit_per_minute :by",
+        ExpressionAttributeValues={":by": {"N": str(by)}},
+    )
+
+
 def stub_change_email(client, table_name, account_id, new_email):
     raise NotImplementedError
 
@@ -516,6 +527,13 @@ def test_check__writes_to_another_table__fails_as_outside_keys(conn: Connection)
     assert "wrote to table 'labkit-lab'" in verdict.findings[0].message
 
 
+def test_check__uses_another_client__fails_as_wrong_client(conn: Connection) -> None:
+    """A solution that ignores the client it is given cannot be raced: the verdict says why."""
+    verdict = ex.check("raise-limit", own_client, conn=conn)
+    assert verdict.kinds == ("wrong-client",)
+    assert "made no DynamoDB call with the client it was given" in verdict.findings[0].message
+
+
 def test_check__stub__reads_not_solved_yet(conn: Connection) -> None:
     """The notebook's stub (raise NotImplementedError) is 'not solved yet', not a crash."""
     verdict = ex.check("change-email", stub_change_email, conn=conn)
@@ -571,3 +589,22 @@ def test_hint__level_out_of_range__raises_validation_error(level: Any) -> None:
     """A hint level that does not exist is a clear error with the range."""
     with pytest.raises(ValidationError, match="'raise-limit' has hints 1 to 4"):
         ex.hint("raise-limit", level)
+
+
+def test_readme__exercise_example__prints_the_lines_it_shows(
+    conn: Connection, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's exercise example, run with a read-modify-write answer, prints its commented lines."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = text[text.index("## Exercises for workshops") :]
+    block = re.search(r"```python\n(.*?)```", section, re.S)
+    assert block is not None
+    code = block.group(1).replace('check("raise-limit", raise_limit)', 'check("raise-limit", raise_limit, conn=conn)')
+    exec(compile(code, "README.md", "exec"), {"raise_limit": rl_read_modify_write, "conn": conn})  # noqa: S102
+    shown = [line.removeprefix("# ").rstrip(".") for line in block.group(1).splitlines() if line.startswith("# ")]
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == shown[0]
+    assert printed[1].startswith(shown[1].removesuffix(" .."))

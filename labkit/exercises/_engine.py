@@ -359,6 +359,16 @@ class Runner:
         out.turns = len(res.history)
         self.guard(out.calls)
         self.check_raised(out)
+        if out.exc is None and out.turns == 0:
+            raise Stop(
+                Finding(
+                    "wrong-client",
+                    f"{person(actor)}'s call {_call_text(args)} returned but made no DynamoDB call with "
+                    "the client it was given. Use the `client` and `table_name` parameters (not "
+                    "conn.client or a new boto3 client): the checker gives each concurrent caller its "
+                    "own client, which is how it forces the orders",
+                )
+            )
         return out
 
     def race(self, actors: Mapping[str, tuple[Any, ...]], seed: Sequence[Item], judge: Judge, explain: Explain) -> int:

@@ -131,8 +131,13 @@ def _segments() -> dict[str, tuple[str, ast.stmt]]:
             if isinstance(node, ast.FunctionDef)
             else [t.id for t in getattr(node, "targets", [getattr(node, "target", None)]) if isinstance(t, ast.Name)]
         )
+        end = node.end_lineno or node.lineno
+        while end < len(lines) and (not lines[end].strip() or lines[end].startswith((" ", "\t"))):
+            end += 1  # a trailing comment inside the function is not part of the AST node
+        while not lines[end - 1].strip():
+            end -= 1
         for name in names:
-            out[name] = ("\n".join(lines[node.lineno - 1 : node.end_lineno]), node)
+            out[name] = ("\n".join(lines[node.lineno - 1 : end]), node)
     return out
 
 
