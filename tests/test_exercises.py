@@ -5,6 +5,9 @@ The wrong solutions below are written the way learners write them (plain boto3 c
 one of the classic mistakes the checker must name.
 """
 
+# the wrong answers are written as learners write them
+# mypy: disable-error-code="no-untyped-def,no-untyped-call"
+
 # ruff: noqa: ANN001, ANN201, ARG001, E501
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import pytest
 
 import labkit.exercises.cli as cli
 from labkit.cli import main
+from labkit.exercises import solutions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,7 +57,7 @@ def test_labkit_exercises__a_reference_fails__names_it_and_exits_1(
     def broken(client: object, table_name: str, by: int) -> None:
         raise RuntimeError("broken on this laptop")
 
-    monkeypatch.setitem(cli.REFERENCE, "raise-limit", broken)
+    monkeypatch.setitem(solutions.REFERENCE, "raise-limit", broken)
     assert cli.run(argparse.Namespace(backend="embedded")) == cli.EXIT_FAILED
     out, err = capsys.readouterr()
     assert "raise-limit      FAILED" in out
