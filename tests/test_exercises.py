@@ -611,3 +611,27 @@ def test_readme__exercise_example__prints_the_lines_it_shows(
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == shown[0]
     assert printed[1].startswith(shown[1].removesuffix(" .."))
+
+
+def test_finding__replay__reproduces_the_lost_update_on_a_seeded_table(conn: Connection, tconn: Connection) -> None:
+    """The verdict's replay line, run on a table holding the starting item, loses the same change."""
+    import labkit
+    from labkit.exercises.raise_limit import SEED
+    from labkit.invariants import scan_rows
+
+    finding = ex.check("raise-limit", rl_read_modify_write, conn=conn).findings[0]
+    assert finding.replay is not None
+    for item in SEED:
+        tconn.client.put_item(TableName=tconn.table_name, Item={k: _typed(v) for k, v in item.items()})
+    res = eval(
+        finding.replay,
+        {"labkit": labkit, "solution": rl_read_modify_write, "table_name": tconn.table_name, "conn": tconn},
+    )  # noqa: S307
+    assert res.label == "A B A B"
+    assert scan_rows(tconn.client, tconn.table_name)[0]["rate_limit_per_minute"] == 105
+
+
+def _typed(value: Any) -> dict[str, Any]:
+    from boto3.dynamodb.types import TypeSerializer
+
+    return dict(TypeSerializer().serialize(value))

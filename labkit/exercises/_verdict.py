@@ -41,8 +41,19 @@ class Finding:
             return None
         from ..plots import timeline
 
-        fig = timeline(self.interleaving, show_keys=True)
+        fig = timeline(self.interleaving)
         return fig
+
+    @property
+    def replay(self) -> str | None:
+        """One call that replays the order that broke it (after putting back the starting items)."""
+        if self.interleaving is None or self.order is None:
+            return None
+        actors = []
+        for name, out in self.interleaving.results.items():
+            args = "".join(f", {a!r}" for a in getattr(out, "args", ()))
+            actors.append(f"{name!r}: lambda c: solution(c, table_name{args})")
+        return f"labkit.races.run_interleaving({{{', '.join(actors)}}}, {self.order!r}, conn=conn)"
 
     def __str__(self) -> str:
         where = f"order {self.order}: " if self.order else ""
@@ -90,8 +101,8 @@ class Verdict:
         lines = [self.headline]
         for f in self.findings:
             lines.append(f"  - {f}")
-            if f.order:
-                lines.append(f"    replay: labkit.races.run_interleaving(actors, {f.order!r}, conn=conn)")
+            if f.replay:
+                lines.append(f"    replay: {f.replay}")
         lines.extend(f"  note: {n}" for n in self.notes)
         if self.tried and not self.not_solved:
             lines.append(f"  checked: {self.tried} in {self.seconds:.1f} s")
