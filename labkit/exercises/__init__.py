@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from ..backend import Connection, connect
+from .. import Connection, connect
 from ..errors import ValidationError
 from ..table import delete_table, ensure_table
 from . import change_email, raise_limit, unique_sign_up

@@ -4,31 +4,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..constants import (
-    ACCOUNT_PREFIX,
-    ACCOUNT_SK,
-    EMAIL_INDEX_NAME,
-    EMAIL_NAMESPACE,
-    HANDLE_NAMESPACE,
-    MARKER_PREFIX,
-    MARKER_SK,
-)
 from ..invariants import check_uniqueness
-from ..uniqueness import account_key, marker_item
+from ..table import table_spec
+from ..uniqueness import DEFAULT_FIELDS, account_key, marker_item, marker_key
 from ._engine import Call, Outcome
 
+# Keys as labkit.uniqueness builds them (derived, so they cannot drift from the lesson's).
+EMAIL_NAMESPACE = DEFAULT_FIELDS["email"]
+HANDLE_NAMESPACE = DEFAULT_FIELDS["username"]
+ACCOUNT_PREFIX, ACCOUNT_SK = account_key("")["PK"], account_key("")["SK"]
+EMAIL_MARKER_PREFIX = marker_key(EMAIL_NAMESPACE, "")["PK"]
+HANDLE_MARKER_PREFIX = marker_key(HANDLE_NAMESPACE, "")["PK"]
+MARKER_PREFIXES = (EMAIL_MARKER_PREFIX, HANDLE_MARKER_PREFIX)
+MARKER_SK = marker_key(EMAIL_NAMESPACE, "")["SK"]
+EMAIL_INDEX_NAME = table_spec("labkit-x")["GlobalSecondaryIndexes"][0]["IndexName"]
+
 KEYS = (
-    f"accounts {ACCOUNT_PREFIX}<id>/{ACCOUNT_SK} and markers "
-    f"{MARKER_PREFIX}{EMAIL_NAMESPACE}#<email>/{MARKER_SK}, "
-    f"{MARKER_PREFIX}{HANDLE_NAMESPACE}#<username>/{MARKER_SK}"
+    f"accounts {ACCOUNT_PREFIX}<id>/{ACCOUNT_SK} and markers {EMAIL_MARKER_PREFIX}<email>/{MARKER_SK}, "
+    f"{HANDLE_MARKER_PREFIX}<username>/{MARKER_SK}"
 )
 
 
 def allowed(pk: str, sk: str) -> bool:
     if pk.startswith(ACCOUNT_PREFIX):
         return sk == ACCOUNT_SK
-    markers = (f"{MARKER_PREFIX}{EMAIL_NAMESPACE}#", f"{MARKER_PREFIX}{HANDLE_NAMESPACE}#")
-    return pk.startswith(markers) and sk == MARKER_SK
+    return pk.startswith(MARKER_PREFIXES) and sk == MARKER_SK
 
 
 def account(account_id: str, email: str, username: str) -> list[dict[str, Any]]:
@@ -68,13 +68,13 @@ def shape(calls: list[Call]) -> dict[str, bool]:
         body.get("ConditionExpression") is None
         for c in txn
         for action, body in c.actions()
-        if action == "Put" and str((body.get("Item") or {}).get("PK", {}).get("S", "")).startswith(MARKER_PREFIX)
+        if action == "Put" and str((body.get("Item") or {}).get("PK", {}).get("S", "")).startswith(MARKER_PREFIXES)
     )
     marker_puts = [
         c
         for c in writes
         if any(
-            str((body.get("Item") or body.get("Key") or {}).get("PK", {}).get("S", "")).startswith(MARKER_PREFIX)
+            str((body.get("Item") or body.get("Key") or {}).get("PK", {}).get("S", "")).startswith(MARKER_PREFIXES)
             for _, body in c.actions()
         )
     ]

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.types import TypeSerializer
 from botocore.exceptions import ClientError
 
-from ..backend import Connection
+from .. import Connection
 from ..errors import RaceError, ValidationError
 from ..invariants import scan_rows
 from ..races import Interleaving, all_interleavings, run_interleaving, stress

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..backend import connect
+from .. import connect
 from . import check, names
 from .solutions import REFERENCE
 
