@@ -313,6 +313,71 @@ def ce_check_then_write_gsi(client, table_name, account_id, new_email):
     )
 
 
+def ce_guarded_separate_calls(client, table_name, account_id, new_email):
+    new_email = normalise_email(new_email)
+    old = _get(client, table_name, account_id)["email"]["S"]
+    try:
+        client.put_item(
+            TableName=table_name,
+            Item=T({**marker_key("EMAIL", new_email), "owner": account_id, "field": "email", "value": new_email}),
+            ConditionExpression="attribute_not_exists(PK)",
+        )
+    except client.exceptions.ConditionalCheckFailedException as exc:
+        raise ValueTaken({"email": new_email}) from exc
+    client.update_item(
+        TableName=table_name,
+        Key=T(account_key(account_id)),
+        UpdateExpression="SET email = :e",
+        ExpressionAttributeValues={":e": {"S": new_email}},
+    )
+    client.delete_item(TableName=table_name, Key=T(marker_key("EMAIL", old)))
+
+
+def ce_txn_guards_only_the_new_marker(client, table_name, account_id, new_email):
+    new_email = normalise_email(new_email)
+    old = _get(client, table_name, account_id)["email"]["S"]
+    try:
+        client.transact_write_items(
+            TransactItems=[
+                {
+                    "Update": {
+                        "TableName": table_name,
+                        "Key": T(account_key(account_id)),
+                        "UpdateExpression": "SET email = :e",
+                        "ExpressionAttributeValues": {":e": {"S": new_email}},
+                    }
+                },
+                {
+                    "Put": {
+                        "TableName": table_name,
+                        "ConditionExpression": "attribute_not_exists(PK)",
+                        "Item": T(
+                            {
+                                **marker_key("EMAIL", new_email),
+                                "owner": account_id,
+                                "field": "email",
+                                "value": new_email,
+                            }
+                        ),
+                    }
+                },
+                {"Delete": {"TableName": table_name, "Key": T(marker_key("EMAIL", old))}},
+            ]
+        )
+    except client.exceptions.TransactionCanceledException as exc:
+        raise ValueTaken({"email": new_email}) from exc
+
+
+def su_redundant_gsi_check(client, table_name, email, username):
+    client.query(
+        TableName=table_name,
+        IndexName="email-index",
+        KeyConditionExpression="email = :e",
+        ExpressionAttributeValues={":e": {"S": normalise_email(email)}},
+    )
+    return REFERENCE["unique-sign-up"](client, table_name, email, username)
+
+
 # ---- bad solutions
 def wrong_signature(client, by):
     pass
@@ -411,6 +476,12 @@ CATALOGUE = [
     ("change-email", ce_separate_calls, "separate-calls", "markers written in separate calls"),
     ("change-email", ce_no_normalisation, "missing-normalisation", "a missing normalisation"),
     ("change-email", ce_check_then_write_gsi, "check-then-write-gsi", "check-then-write through the GSI"),
+    (
+        "change-email",
+        ce_txn_guards_only_the_new_marker,
+        "transaction-without-conditions",
+        "still applies on top of a change made since your read",
+    ),
 ]
 
 
@@ -444,6 +515,21 @@ def test_check__race_found_by_forcing__replays_with_run_interleaving(conn: Conne
     res = verdict.findings[0].interleaving
     assert res is not None and res.label == verdict.findings[0].order
     assert "two accounts hold email 'new@example.com'" in verdict.findings[0].message
+
+
+def test_check__separate_calls_that_pass_alone__fail_in_the_race_with_its_order(conn: Connection) -> None:
+    """Separate guarded calls survive every sequential probe; two tabs changing one email break them."""
+    verdict = ex.check("change-email", ce_guarded_separate_calls, conn=conn)
+    assert verdict.kinds == ("separate-calls",), str(verdict)
+    finding = verdict.findings[0]
+    assert finding.order is not None and finding.interleaving is not None
+    assert "is an orphan (account ACCT#ada holds" in finding.message
+
+
+def test_check__redundant_gsi_check_before_a_conditional_transaction__passes(conn: Connection) -> None:
+    """A GSI query is only a mistake when it is the only guard: no false alarm when markers hold."""
+    verdict = ex.check("unique-sign-up", su_redundant_gsi_check, conn=conn)
+    assert verdict.passed, str(verdict)
 
 
 def test_check__atomic_add__passes_and_points_at_the_version_guard(conn: Connection) -> None:

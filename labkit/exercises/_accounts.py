@@ -83,7 +83,7 @@ def shape(calls: list[Call]) -> dict[str, bool]:
         "scan": scan,
         "txn": bool(txn),
         "unguarded_txn": unguarded_txn,
-        "separate": len(writes) > 1,
+        "separate": any(sum(c.is_write for c in calls if c.actor == a) > 1 for a in {c.actor for c in calls}),
         "markers": bool(marker_puts),
         "unguarded": any(not c.conditional for c in writes),
     }
@@ -120,6 +120,14 @@ def mistake(calls: list[Call], invariant: str) -> tuple[str, str]:
                 "check-then-write: the check is a read and the write has no condition, so a "
                 "write landing between them goes unnoticed. Make the marker Put conditional",
             )
+    if invariant in ("orphan_marker", "missing_marker") and s["txn"] and s["unguarded"] and not s["separate"]:
+        return (
+            "transaction-without-conditions",
+            "a transaction without conditions: it is all-or-nothing, but it still applies on top of a "
+            "change made since your read. Guard each action with what you read — the account Update "
+            "with ConditionExpression='email = :old', the old marker's Delete with its owner — and "
+            "read again and retry when it is cancelled",
+        )
     if invariant in ("orphan_marker", "missing_marker") and s["separate"]:
         return (
             "separate-calls",

@@ -185,6 +185,7 @@ class Runner:
         self.solos = 0
         self.storm_ops = 0
         self.notes: list[str] = []
+        self._last_items: list[Item] | None = None
 
     # ------------------------------------------------------------ plumbing
 
@@ -243,10 +244,21 @@ class Runner:
 
     def reset(self, items: Sequence[Item]) -> None:
         """Empty the table, then write ``items`` (plain Python values); forget recorded calls."""
-        reset_table(self.conn)
-        for item in items:
-            self.conn.client.put_item(TableName=self.table, Item=typed(item))
+        if self._last_items is not None:  # this check's own table: delete what is there, in batches
+            self._batch(
+                [{"DeleteRequest": {"Key": {"PK": {"S": i["PK"]}, "SK": {"S": i["SK"]}}}} for i in self.items()]
+            )
+        else:  # the first reset goes through labkit.table (creates the table, checks it is labkit's)
+            reset_table(self.conn)
+        self._batch([{"PutRequest": {"Item": typed(item)}} for item in items])  # never both on one key
+        self._last_items = list(items)
         self.calls = []
+
+    def _batch(self, writes: list[dict[str, Any]]) -> None:
+        for start in range(0, len(writes), 25):
+            request: dict[str, Any] = {self.table: writes[start : start + 25]}
+            while request:
+                request = self.conn.client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
 
     def items(self) -> list[Item]:
         """Every item in the table now (plain values); a missing table ends the check."""
@@ -442,6 +454,7 @@ class Runner:
         *,
         threads: int = 4,
         ops: int = 3,
+        explain: Callable[[list[Call], str], tuple[str, str]] | None = None,
     ) -> list[Outcome]:
         """``threads`` workers x ``ops`` calls at once (labkit.races.stress), bounded by a join."""
         self.reset(seed)
@@ -475,7 +488,14 @@ class Runner:
         items = self.items()
         problem = judge({f"{o.actor}#{i}": o for i, o in enumerate(outs)}, items)
         if problem is not None:
-            raise Stop(Finding("storm", f"a storm of {threads} workers x {ops} calls at once broke it: {problem}"))
+            kind, words = explain(self.calls, problem) if explain is not None else ("storm", "")
+            raise Stop(
+                Finding(
+                    kind,
+                    f"a storm of {threads} workers x {ops} calls at once broke it: {problem}"
+                    + (f": {words}" if words else ""),
+                )
+            )
         for out in outs:
             self.check_raised(out)
         return outs

@@ -7,7 +7,7 @@ from typing import Any
 from ..errors import ValidationError, ValueTaken
 from ..uniqueness import marker_key
 from . import _accounts as acc
-from ._engine import Broke, Outcome, Runner, Stop, person
+from ._engine import Broke, Call, Outcome, Runner, Stop, person
 from ._verdict import Finding
 
 NAME = "change-email"
@@ -62,6 +62,11 @@ def _explain(broke: Broke) -> Finding:
             ),
         )
     return Finding(kind, f"{broke.problem}: {words}", broke.res.label, broke.res)
+
+
+def _storm_mistake(calls: list[Call], problem: str) -> tuple[str, str]:
+    invariant = "orphan_marker" if "orphan" in problem else "several_owners"
+    return acc.mistake(calls, invariant)
 
 
 def _judge(expect_one_winner: bool) -> Any:
@@ -160,12 +165,21 @@ def script(run: Runner) -> None:
                     + ("; markers written in separate calls" if kind == "separate-calls" else ""),
                 )
             )
-    # races: two accounts want the same new email; one takes the email the other gives up
+    # races: two accounts want the same new email; Ada changes her email in two tabs at once (both
+    # may succeed, one after the other, never half); one takes the email the other gives up
     run.race({"A": ("ada", "new@example.com"), "B": ("bob", "new@example.com")}, SEED, _judge(True), _explain)
+    run.race({"A": ("ada", "x1@example.com"), "B": ("ada", "x2@example.com")}, SEED, _judge(False), _explain)
     run.race({"A": ("ada", "ada2@example.com"), "B": ("bob", "ada@example.com")}, SEED, _judge(False), _explain)
 
     def storm_judge(outs: dict[str, Outcome], items: list[dict[str, Any]]) -> str | None:
         lost = acc.broken(items)
         return lost[1] if lost else None
 
-    run.storm(SEED, lambda w, s: (("ada", "bob")[w % 2], f"e{s}-{w}@example.com"), storm_judge, threads=4, ops=3)
+    run.storm(
+        SEED,
+        lambda w, s: (("ada", "bob")[w % 2], f"e{s}-{w}@example.com"),
+        storm_judge,
+        threads=4,
+        ops=3,
+        explain=_storm_mistake,
+    )

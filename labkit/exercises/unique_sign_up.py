@@ -170,4 +170,11 @@ def script(run: Runner) -> None:
             return f"{wins} sign-ups succeeded and {len(acc.accounts(items))} accounts exist; expected 3"
         return None
 
-    run.storm([], lambda w, s: (f"user{s}@example.com", f"user{s}-{w}"), storm_judge, threads=4, ops=3)
+    run.storm(
+        [],
+        lambda w, s: (f"user{s}@example.com", f"user{s}-{w}"),
+        storm_judge,
+        threads=4,
+        ops=3,
+        explain=lambda calls, problem: acc.mistake(calls, "orphan_marker" if "orphan" in problem else "several_owners"),
+    )
