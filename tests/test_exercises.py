@@ -72,6 +72,21 @@ def rl_condition_swallowed(client, table_name, by):
         pass
 
 
+def rl_version_never_bumped(client, table_name, by):
+    item = client.get_item(TableName=table_name, Key=KEY, ConsistentRead=True)["Item"]
+    client.update_item(
+        TableName=table_name,
+        Key=KEY,
+        UpdateExpression="SET rate_limit_per_minute = :n",
+        ConditionExpression="#v = :read",
+        ExpressionAttributeNames={"#v": "version"},
+        ExpressionAttributeValues={
+            ":n": {"N": str(int(item["rate_limit_per_minute"]["N"]) + by)},
+            ":read": item["version"],
+        },
+    )
+
+
 def rl_atomic_add(client, table_name, by):
     client.update_item(
         TableName=table_name,
@@ -530,6 +545,14 @@ def test_check__redundant_gsi_check_before_a_conditional_transaction__passes(con
     """A GSI query is only a mistake when it is the only guard: no false alarm when markers hold."""
     verdict = ex.check("unique-sign-up", su_redundant_gsi_check, conn=conn)
     assert verdict.passed, str(verdict)
+
+
+def test_check__condition_on_a_version_never_bumped__says_what_the_condition_misses(conn: Connection) -> None:
+    """A guard on a version the write never changes still loses the update; the verdict says why."""
+    verdict = ex.check("raise-limit", rl_version_never_bumped, conn=conn)
+    assert verdict.kinds == ("wrong-result",)
+    assert "does the write also change what the condition checks" in verdict.findings[0].message
+    assert verdict.findings[0].order == "A B A B"
 
 
 def test_check__atomic_add__passes_and_points_at_the_version_guard(conn: Connection) -> None:

@@ -122,7 +122,14 @@ def explain(broke: Broke) -> Finding:
                 res,
             )
         return Finding(kind, f"a change was lost: {words} ({broke.problem})", res.label, res)
-    return Finding("wrong-result", broke.problem, res.label, res)
+    return Finding(
+        "wrong-result",
+        f"a change was lost although your write is conditional ({broke.problem}): does the write also "
+        "change what the condition checks (`#v = #v + :one`)? If not, the second writer's condition "
+        "still holds and it overwrites the first",
+        res.label,
+        res,
+    )
 
 
 def _retried(res: Any, actor: str) -> bool:
