@@ -56,7 +56,7 @@ SPECS = (
         "raise-limit",
         "raise_limit",
         ("SETTINGS_KEY",),
-        "",
+        "from typing import Any",
         "Raise the rate limit — without losing anyone's change",
         "The settings item from lesson 01 (`PK=SETTINGS#APP`, `SK=FLAGS#V1`) holds "
         "`rate_limit_per_minute` (a number), a `version` that counts changes, and other flags. "
@@ -79,7 +79,7 @@ SPECS = (
         "unique-sign-up",
         "sign_up",
         ("typed",),
-        "import uuid\nfrom labkit.errors import ValueTaken\n"
+        "import uuid\nfrom typing import Any\n\nfrom labkit.errors import ValueTaken\n"
         "from labkit.uniqueness import account_key, marker_key, normalise_email, normalise_username",
         "Sign up with a unique email and username",
         "An account is `PK=ACCT#<id>`, `SK=PROFILE` with `email` and `username`. DynamoDB only enforces "
@@ -104,7 +104,8 @@ SPECS = (
         "change-email",
         "change_email",
         ("typed",),
-        "from labkit.errors import ValueTaken\nfrom labkit.uniqueness import account_key, marker_key, normalise_email",
+        "from typing import Any\n\nfrom labkit.errors import ValueTaken\n"
+        "from labkit.uniqueness import account_key, marker_key, normalise_email",
         "Change an email — the old one freed, the new one never doubled",
         "Same model as exercise 2: accounts `ACCT#<id>`/`PROFILE` and markers `UNIQ#EMAIL#<email>`/`LOCK` "
         "(owner = account id). The checker starts with Ada (`ada`, ada@example.com) and Bob "
@@ -172,8 +173,13 @@ def learner_source(source: str) -> str:
 def solution_notebook(spec: Spec) -> nbformat.NotebookNode:
     seg = _segments()
     given = "\n\n\n".join(seg[name][0] for name in spec.given)
-    imports = "\n".join(["from typing import Any", *filter(None, [spec.imports])])
-    given_cell = "\n\n".join(part for part in (imports, given) if part)
+    # what the answer uses; the stub does not, hence the noqa (ruff lints the notebooks too)
+    lines = [
+        f"{line}  # noqa: F401" if line.startswith(("import", "from")) and "typing" not in line else line
+        for line in spec.imports.splitlines()
+    ]
+    gap = "\n\n\n" if given.startswith("def ") else "\n\n"
+    given_cell = "\n".join(lines) + gap + given
     check = f'verdict = labkit.exercises.check("{spec.name}", {spec.function}, conn=conn)\nverdict'
     cells = [
         new_markdown_cell(
