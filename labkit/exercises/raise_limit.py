@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from ..constants import FLAGS_SK_V1, SETTINGS_PK
+from ..invariants import lost_updates
 from ._engine import Broke, Call, Outcome, Runner, Stop, person
 from ._verdict import Finding
 
@@ -167,6 +168,10 @@ def script(run: Runner) -> None:
     def storm_judge(outs: dict[str, Outcome], items: list[dict[str, Any]]) -> str | None:
         if any(o.exc is not None and CCF in str(o.exc) for o in outs.values()):
             return f"a call raised {CCF}: a condition with no retry"
+        final = (_setting(items) or {}).get("rate_limit_per_minute")
+        done = sum(o.ok for o in outs.values())  # each added 1
+        if isinstance(final, int) and final - START <= done and (lost := lost_updates(done, final, START)):
+            return f"{lost} of {done} additions of 1 were lost (the limit ended at {final}, not {START + done})"
         return _problem(START + len(outs), items)
 
     run.storm(SEED, lambda worker, seq: (1,), storm_judge, threads=4, ops=3)
