@@ -132,6 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="show backend, endpoint, versions and a round trip")
     doctor.add_argument("--backend", help="embedded, local or aws (default: $LABKIT_BACKEND or embedded)")
     doctor.set_defaults(func=_doctor)
+
+    from .exercises.cli import add_parser as add_exercises_parser  # labkit exercises
+
+    add_exercises_parser(sub)
     return parser
 
 

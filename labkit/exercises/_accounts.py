@@ -1,0 +1,142 @@
+"""What the two uniqueness exercises share: keys, seeds, invariants, and the diagnosis of mistakes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..invariants import check_uniqueness
+from ..table import table_spec
+from ..uniqueness import DEFAULT_FIELDS, account_key, marker_item, marker_key
+from ._engine import Call, Outcome
+
+# Keys as labkit.uniqueness builds them (derived, so they cannot drift from the lesson's).
+EMAIL_NAMESPACE = DEFAULT_FIELDS["email"]
+HANDLE_NAMESPACE = DEFAULT_FIELDS["username"]
+ACCOUNT_PREFIX, ACCOUNT_SK = account_key("")["PK"], account_key("")["SK"]
+EMAIL_MARKER_PREFIX = marker_key(EMAIL_NAMESPACE, "")["PK"]
+HANDLE_MARKER_PREFIX = marker_key(HANDLE_NAMESPACE, "")["PK"]
+MARKER_PREFIXES = (EMAIL_MARKER_PREFIX, HANDLE_MARKER_PREFIX)
+MARKER_SK = marker_key(EMAIL_NAMESPACE, "")["SK"]
+EMAIL_INDEX_NAME = table_spec("labkit-x")["GlobalSecondaryIndexes"][0]["IndexName"]
+
+KEYS = (
+    f"accounts {ACCOUNT_PREFIX}<id>/{ACCOUNT_SK} and markers {EMAIL_MARKER_PREFIX}<email>/{MARKER_SK}, "
+    f"{HANDLE_MARKER_PREFIX}<username>/{MARKER_SK}"
+)
+
+
+def allowed(pk: str, sk: str) -> bool:
+    if pk.startswith(ACCOUNT_PREFIX):
+        return sk == ACCOUNT_SK
+    return pk.startswith(MARKER_PREFIXES) and sk == MARKER_SK
+
+
+def account(account_id: str, email: str, username: str) -> list[dict[str, Any]]:
+    """An account and its two markers, as plain items."""
+    return [
+        {**account_key(account_id), "id": account_id, "email": email, "username": username},
+        marker_item(EMAIL_NAMESPACE, "email", email, account_id),
+        marker_item(HANDLE_NAMESPACE, "username", username, account_id),
+    ]
+
+
+def accounts(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [i for i in items if i["PK"].startswith(ACCOUNT_PREFIX) and i["SK"] == ACCOUNT_SK]
+
+
+def broken(items: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """The first broken uniqueness invariant as (kind, words), or None."""
+    found = check_uniqueness(items)
+    if found.empty:
+        return None
+    row = found.iloc[0]
+    kind = str(row["kind"])
+    if kind == "several_owners":
+        return kind, f"two accounts hold {row['attribute']} {row['value']!r}: {', '.join(row['records'])}"
+    if kind == "orphan_marker":
+        return kind, f"the marker {row['records'][0]} is an orphan ({row['detail']})"
+    return kind, f"the account {row['records'][0]} has no marker for its {row['attribute']} ({row['detail']})"
+
+
+def shape(calls: list[Call]) -> dict[str, bool]:
+    """Features of a solution, from the calls it made."""
+    writes = [c for c in calls if c.is_write]
+    gsi = any(c.operation == "Query" and c.params.get("IndexName") == EMAIL_INDEX_NAME for c in calls)
+    scan = any(c.operation == "Scan" for c in calls)
+    txn = [c for c in writes if c.operation == "TransactWriteItems"]
+    unguarded_txn = any(
+        body.get("ConditionExpression") is None
+        for c in txn
+        for action, body in c.actions()
+        if action == "Put" and str((body.get("Item") or {}).get("PK", {}).get("S", "")).startswith(MARKER_PREFIXES)
+    )
+    marker_puts = [
+        c
+        for c in writes
+        if any(
+            str((body.get("Item") or body.get("Key") or {}).get("PK", {}).get("S", "")).startswith(MARKER_PREFIXES)
+            for _, body in c.actions()
+        )
+    ]
+    return {
+        "gsi": gsi,
+        "scan": scan,
+        "txn": bool(txn),
+        "unguarded_txn": unguarded_txn,
+        "separate": any(sum(c.is_write for c in calls if c.actor == a) > 1 for a in {c.actor for c in calls}),
+        "markers": bool(marker_puts),
+        "unguarded": any(not c.conditional for c in writes),
+    }
+
+
+def mistake(calls: list[Call], invariant: str) -> tuple[str, str]:
+    """(kind, sentence) naming the classic mistake that explains a broken invariant."""
+    s = shape(calls)
+    if invariant == "several_owners" or invariant == "duplicate":
+        if s["gsi"] and (s["unguarded"] or not s["markers"]):
+            return (
+                "check-then-write-gsi",
+                "check-then-write through the GSI: both queried email-index, both found nothing, "
+                "both wrote. A read reserves nothing (and a GSI is eventually consistent); only a "
+                "conditional write of a marker item can refuse the second one",
+            )
+        if s["scan"] and (s["unguarded"] or not s["markers"]):
+            return (
+                "check-then-write-scan",
+                "check-then-write through a Scan: both scanned, both found nothing, both wrote. "
+                "A read reserves nothing; only a conditional write of a marker item can refuse "
+                "the second one",
+            )
+        if s["unguarded_txn"]:
+            return (
+                "transaction-without-conditions",
+                "a transaction without conditions: your TransactWriteItems Puts the marker with no "
+                "ConditionExpression, so the second Put silently overwrites the first. Add "
+                "ConditionExpression='attribute_not_exists(PK)' to every marker Put",
+            )
+        if s["unguarded"]:
+            return (
+                "check-then-write",
+                "check-then-write: the check is a read and the write has no condition, so a "
+                "write landing between them goes unnoticed. Make the marker Put conditional",
+            )
+    if invariant in ("orphan_marker", "missing_marker") and s["txn"] and s["unguarded"] and not s["separate"]:
+        return (
+            "transaction-without-conditions",
+            "a transaction without conditions: it is all-or-nothing, but it still applies on top of a "
+            "change made since your read. Guard each action with what you read — the account Update "
+            "with ConditionExpression='email = :old', the old marker's Delete with its owner — and "
+            "read again and retry when it is cancelled",
+        )
+    if invariant in ("orphan_marker", "missing_marker") and s["separate"]:
+        return (
+            "separate-calls",
+            "markers written in separate calls: when one write succeeds and the next fails "
+            "(the other value is taken, or the process dies), the first stays behind. Write the "
+            "account and all its markers in ONE TransactWriteItems, so all or none are applied",
+        )
+    return ("wrong-result", "the table is left in a state the pattern forbids")
+
+
+def calls_of(outs: dict[str, Outcome]) -> list[Call]:
+    return [c for o in outs.values() for c in o.calls]

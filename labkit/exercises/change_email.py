@@ -1,0 +1,185 @@
+"""Exercise "change-email": move an account to a new email, atomically and uniquely."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ValidationError, ValueTaken
+from ..uniqueness import marker_key
+from . import _accounts as acc
+from ._engine import Broke, Call, Outcome, Runner, Stop, person
+from ._verdict import Finding
+
+NAME = "change-email"
+SIGNATURE = "(client, table_name, account_id: str, new_email: str) -> None"
+SAMPLE = ("ada", "ada@new.example.com")
+DOCUMENTED: tuple[type[Exception], ...] = (ValueTaken, ValidationError)
+KEYS = acc.KEYS
+allowed = acc.allowed
+SEED = [*acc.account("ada", "ada@example.com", "ada"), *acc.account("bob", "bob@example.com", "bob")]
+
+HINTS = (
+    "A change of email is three writes: the account's email, a new marker "
+    "(UNIQ#EMAIL#<new>/LOCK) and the removal of the old marker. If they are separate calls, "
+    "something can happen between them — and the checker will make it happen.",
+    "Put the three in ONE client.transact_write_items: Update the account, Put the new marker with "
+    "ConditionExpression='attribute_not_exists(PK)', Delete the old marker. All or nothing.",
+    "Read the account first (GetItem, ConsistentRead=True) to learn the old email, and guard the "
+    "account Update with ConditionExpression='email = :old': if someone changed it meanwhile, the "
+    "transaction is cancelled and you read again and retry. Guard the Delete with '#o = :me' "
+    "(ExpressionAttributeNames {'#o': 'owner'}).",
+    "Normalise the new email with labkit.uniqueness.normalise_email. A cancelled transaction's "
+    "exc.response['CancellationReasons'][1]['Code'] == 'ConditionalCheckFailed' means the new "
+    "email is taken: raise labkit.errors.ValueTaken({'email': new_email}).",
+)
+
+
+def _items_of(items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {f"{i['PK']}/{i['SK']}": i for i in items}
+
+
+def _old_marker_kept(items: list[dict[str, Any]], email: str) -> bool:
+    pk = marker_key("EMAIL", email)["PK"]
+    return any(i["PK"] == pk for i in items)
+
+
+def _explain(broke: Broke) -> Finding:
+    lost = acc.broken(broke.items)
+    invariant = lost[0] if lost else "duplicate"
+    calls = acc.calls_of(broke.outcomes)
+    kind, words = acc.mistake(calls, invariant)
+    if (
+        kind == "wrong-result"
+        and invariant == "orphan_marker"
+        and not any(action == "Delete" for c in calls for action, _ in c.actions())
+    ):
+        kind, words = (
+            "old-marker-kept",
+            (
+                "an old marker never deleted: the old email stays "
+                "reserved for ever; delete the old marker in the same "
+                "transaction"
+            ),
+        )
+    return Finding(kind, f"{broke.problem}: {words}", broke.res.label, broke.res)
+
+
+def _storm_mistake(calls: list[Call], problem: str) -> tuple[str, str]:
+    invariant = "orphan_marker" if "orphan" in problem else "several_owners"
+    return acc.mistake(calls, invariant)
+
+
+def _judge(expect_one_winner: bool) -> Any:
+    def judge(outs: dict[str, Outcome], items: list[dict[str, Any]]) -> str | None:
+        wins = [n for n, o in outs.items() if o.ok]
+        lost = acc.broken(items)
+        if lost is not None:
+            return lost[1]
+        if expect_one_winner and len(wins) != 1:
+            if len(wins) == 2:
+                return f"both {person('A')} and {person('B')} moved to the same email"
+            return "both changes were refused, though one should have succeeded"
+        if len(acc.accounts(items)) != 2:
+            return f"the table holds {len(acc.accounts(items))} accounts, not 2"
+        return None
+
+    return judge
+
+
+def script(run: Runner) -> None:
+    run.reset(SEED)
+    out = run.solo("A", "ada", "ada@new.example.com")
+    items = run.items()
+    ada = _items_of(items).get("ACCT#ada/PROFILE", {})
+    if ada.get("email") != "ada@new.example.com":
+        raise Stop(
+            Finding(
+                "wrong-result",
+                f"after change_email('ada', 'ada@new.example.com') Ada's account holds email {ada.get('email')!r}",
+            )
+        )
+    lost = acc.broken(items)
+    if lost is not None:
+        if lost[0] == "orphan_marker" and _old_marker_kept(items, "ada@example.com"):
+            raise Stop(
+                Finding(
+                    "old-marker-kept",
+                    "an old marker never deleted: after Ada moved to "
+                    "ada@new.example.com, UNIQ#EMAIL#ada@example.com still says she owns "
+                    "it, so nobody can ever take ada@example.com. Delete the old marker "
+                    "in the same transaction",
+                )
+            )
+        k, w = acc.mistake(out.calls, lost[0])
+        raise Stop(Finding(k if k != "wrong-result" else "no-markers", f"after one change, {lost[1]}: {w}"))
+    freed = run.solo("B", "bob", "ada@example.com")
+    if freed.exc is not None:
+        raise Stop(
+            Finding(
+                "old-marker-kept",
+                "Ada moved away from ada@example.com, yet Bob could "
+                f"not take it ({type(freed.exc).__name__}): an old marker never deleted",
+            )
+        )
+    dup = run.solo("B", "bob", "ada@new.example.com")
+    if not isinstance(dup.exc, ValueTaken):
+        kind, words = acc.mistake(dup.calls, "duplicate")
+        raise Stop(
+            Finding(
+                kind, f"Bob could move to 'ada@new.example.com' while Ada holds it (one call after the other): {words}"
+            )
+        )
+    taken = run.solo("B", "bob", "  ADA@New.Example.com ")
+    if not isinstance(taken.exc, ValueTaken):
+        raise Stop(
+            Finding(
+                "missing-normalisation",
+                "Bob could move to '  ADA@New.Example.com ' "
+                "while Ada holds 'ada@new.example.com': a missing normalisation — "
+                "normalise with labkit.uniqueness.normalise_email before building keys",
+            )
+        )
+    # bad input: a taken email and rubbish change nothing
+    run.reset(SEED)
+    for args, error in ((("ada", "bob@example.com"), ValueTaken), (("ada", "not-an-email"), ValidationError)):
+        before = _items_of(run.items())
+        out = run.solo("A", *args)
+        after = _items_of(run.items())
+        if not isinstance(out.exc, error):
+            kind = "missing-normalisation" if error is ValidationError else acc.mistake(out.calls, "duplicate")[0]
+            raise Stop(
+                Finding(
+                    kind,
+                    f"change_email{args!r} should raise {error.__name__} and change "
+                    f"nothing; it {'returned' if out.exc is None else 'raised ' + type(out.exc).__name__}",
+                )
+            )
+        if before != after:
+            changed = sorted(set(before) ^ set(after) | {k for k in before if before[k] != after.get(k)})
+            kind = "separate-calls" if acc.shape(out.calls)["separate"] else "wrong-result"
+            raise Stop(
+                Finding(
+                    kind,
+                    f"change_email{args!r} raised {error.__name__} but changed "
+                    f"{', '.join(changed)}: nothing may change when it fails"
+                    + ("; markers written in separate calls" if kind == "separate-calls" else ""),
+                )
+            )
+    # races: two accounts want the same new email; Ada changes her email in two tabs at once (both
+    # may succeed, one after the other, never half); one takes the email the other gives up
+    run.race({"A": ("ada", "new@example.com"), "B": ("bob", "new@example.com")}, SEED, _judge(True), _explain)
+    run.race({"A": ("ada", "x1@example.com"), "B": ("ada", "x2@example.com")}, SEED, _judge(False), _explain)
+    run.race({"A": ("ada", "ada2@example.com"), "B": ("bob", "ada@example.com")}, SEED, _judge(False), _explain)
+
+    def storm_judge(outs: dict[str, Outcome], items: list[dict[str, Any]]) -> str | None:
+        lost = acc.broken(items)
+        return lost[1] if lost else None
+
+    run.storm(
+        SEED,
+        lambda w, s: (("ada", "bob")[w % 2], f"e{s}-{w}@example.com"),
+        storm_judge,
+        threads=4,
+        ops=3,
+        explain=_storm_mistake,
+    )

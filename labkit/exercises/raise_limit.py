@@ -1,0 +1,179 @@
+"""Exercise "raise-limit": add to the settings item's rate limit so that concurrent calls all count."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..constants import FLAGS_SK_V1, SETTINGS_PK
+from ..invariants import lost_updates
+from ._engine import Broke, Call, Outcome, Runner, Stop, person
+from ._verdict import Finding
+
+NAME = "raise-limit"
+SIGNATURE = "(client, table_name, by: int) -> None"
+SAMPLE = (10,)
+DOCUMENTED: tuple[type[Exception], ...] = ()
+KEYS = f"the settings item PK={SETTINGS_PK!r}, SK={FLAGS_SK_V1!r}"
+START = 100
+BY = {"A": 10, "B": 5}
+SEED = [
+    {
+        "PK": SETTINGS_PK,
+        "SK": FLAGS_SK_V1,
+        "rate_limit_per_minute": START,
+        "version": 1,
+        "maintenance_mode": False,
+        "banner_message": "hello",
+    }
+]
+CCF = "ConditionalCheckFailedException"
+
+HINTS = (
+    "Two people run your function at the same moment. If both read the limit (100) before "
+    "either writes, what does each one write back? The checker forces exactly that order.",
+    "Make the write conditional on what you read: the item has a `version` number. Write "
+    "`ConditionExpression='#v = :read'` (with ExpressionAttributeNames {'#v': 'version'}) and "
+    "`SET ..., #v = #v + :one` in the same UpdateItem.",
+    "When the condition fails (client.exceptions.ConditionalCheckFailedException) someone else "
+    "changed the item first. Don't give up and don't overwrite: go round a loop — GetItem with "
+    "ConsistentRead=True, compute, conditional UpdateItem — until the update succeeds.",
+    "For a pure addition there is a one-call answer too: "
+    "UpdateExpression='ADD rate_limit_per_minute :by'. DynamoDB adds to whatever the value is "
+    "now, so nothing is lost — but it only works for arithmetic.",
+)
+
+ATOMIC_NOTE = (
+    "An atomic ADD is a correct answer: DynamoDB applies each addition to the current value, "
+    "so no change is lost and no retry is needed. It only works for arithmetic; for a change "
+    "computed from what you read (double the limit, switch a flag because of another) use the "
+    "version guard — ConditionExpression '#v = :read' and a retry (hint level 3)."
+)
+
+
+def allowed(pk: str, sk: str) -> bool:
+    return pk == SETTINGS_PK and sk == FLAGS_SK_V1
+
+
+def _setting(items: list[dict[str, Any]]) -> dict[str, Any] | None:
+    return next((i for i in items if i["PK"] == SETTINGS_PK and i["SK"] == FLAGS_SK_V1), None)
+
+
+def _problem(expected: int, items: list[dict[str, Any]]) -> str | None:
+    item = _setting(items)
+    if item is None:
+        return "the settings item is gone"
+    got = item.get("rate_limit_per_minute")
+    if got != expected:
+        return f"rate_limit_per_minute ended at {got!r}, not {expected}"
+    dropped = [k for k in SEED[0] if k not in item]
+    if dropped:
+        return f"the item lost its {', '.join(dropped)} attribute(s)"
+    return None
+
+
+def _atomic(calls: list[Call]) -> bool:
+    """One UpdateItem that adds in place (ADD, or SET x = x + :v), with no read before it."""
+    if len(calls) != 1 or calls[0].operation != "UpdateItem":
+        return False
+    expr = str(calls[0].params.get("UpdateExpression", ""))
+    return bool(re.search(r"\bADD\b", expr, re.I) or re.search(r"=\s*(\S+)\s*\+", expr))
+
+
+def _write_words(calls: list[Call]) -> tuple[str, str]:
+    """(kind, sentence) for an unguarded write after a read."""
+    writes = [c for c in calls if c.is_write]
+    if any(c.operation == "PutItem" for c in writes):
+        return "read-modify-write", "your PutItem wrote back the whole item as it was read"
+    return ("read-modify-write", "your UpdateItem SET the limit computed from what was read, with no condition")
+
+
+def explain(broke: Broke) -> Finding:
+    res, outs = broke.res, broke.outcomes
+    refused = [
+        n
+        for n, o in outs.items()
+        if any(code == CCF for code in res.history.loc[res.history["actor"] == n, "outcome"])
+        and (o.exc is not None or not _retried(res, n))
+    ]
+    if refused:
+        who = person(refused[0])
+        ended = "raised it" if outs[refused[0]].exc is not None else "returned as if it had worked"
+        return Finding(
+            "condition-without-retry",
+            f"{who}'s change was refused by your condition ({CCF}) and your function {ended}: a "
+            f"condition with no retry — {who}'s +{BY[refused[0]]} never happened ({broke.problem}). "
+            "When the version check fails, read the item again and retry until it succeeds.",
+            res.label,
+            res,
+        )
+    calls = [c for o in outs.values() for c in o.calls]
+    if not any(c.conditional for c in calls if c.is_write):
+        kind, words = _write_words(calls)
+        final = (_setting(broke.items) or {}).get("rate_limit_per_minute")
+        lost = [n for n in BY if final == START + sum(BY.values()) - BY[n]]
+        if lost:
+            other = person("B" if lost[0] == "A" else "A")
+            return Finding(
+                kind,
+                f"{person(lost[0])}'s change was lost: {words} — {other} read the limit before "
+                f"{person(lost[0])}'s write and wrote back a value computed from that stale read "
+                f"({broke.problem}). Make the write conditional on the version you read, and retry.",
+                res.label,
+                res,
+            )
+        return Finding(kind, f"a change was lost: {words} ({broke.problem})", res.label, res)
+    return Finding(
+        "wrong-result",
+        f"a change was lost although your write is conditional ({broke.problem}): does the write also "
+        "change what the condition checks (`#v = #v + :one`)? If not, the second writer's condition "
+        "still holds and it overwrites the first",
+        res.label,
+        res,
+    )
+
+
+def _retried(res: Any, actor: str) -> bool:
+    """The actor made another call after its failed conditional write."""
+    outcomes = list(res.history.loc[res.history["actor"] == actor, "outcome"])
+    return CCF in outcomes and outcomes.index(CCF) < len(outcomes) - 1
+
+
+def _raised_ccf(outs: dict[str, Outcome]) -> str | None:
+    for name, out in outs.items():
+        if out.exc is not None and CCF in str(out.exc):
+            return name
+    return None
+
+
+def script(run: Runner) -> None:
+    run.reset(SEED)
+    alone = run.solo("A", 10)
+    problem = _problem(START + 10, run.items())
+    if problem:
+        raise Stop(Finding("wrong-result", f"run alone with by=10 (limit {START}): {problem}"))
+    run.solo("A", -30)  # lowering is an addition too
+    problem = _problem(START + 10 - 30, run.items())
+    if problem:
+        raise Stop(Finding("wrong-result", f"run alone with by=-30 after by=10: {problem}"))
+    expected = START + sum(BY.values())
+
+    def judge(outs: dict[str, Outcome], items: list[dict[str, Any]]) -> str | None:
+        if _raised_ccf(outs):
+            return f"{person(_raised_ccf(outs) or '')}'s call raised {CCF}"
+        return _problem(expected, items)
+
+    run.race({n: (by,) for n, by in BY.items()}, SEED, judge, explain)
+
+    def storm_judge(outs: dict[str, Outcome], items: list[dict[str, Any]]) -> str | None:
+        if any(o.exc is not None and CCF in str(o.exc) for o in outs.values()):
+            return f"a call raised {CCF}: a condition with no retry"
+        final = (_setting(items) or {}).get("rate_limit_per_minute")
+        done = sum(o.ok for o in outs.values())  # each added 1
+        if isinstance(final, int) and final - START <= done and (lost := lost_updates(done, final, START)):
+            return f"{lost} of {done} additions of 1 were lost (the limit ended at {final}, not {START + done})"
+        return _problem(START + len(outs), items)
+
+    run.storm(SEED, lambda worker, seq: (1,), storm_judge, threads=4, ops=3)
+    if _atomic(alone.calls):
+        run.notes.append(ATOMIC_NOTE)
