@@ -42,6 +42,7 @@ import pandas as pd
 from botocore.exceptions import BotoCoreError, ClientError
 
 from .errors import DynamoError, RaceError, ValidationError, error_code
+from .faults import FaultSpec, plan_for
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -52,13 +53,14 @@ Actor = Callable[["DynamoDBClient"], Any]
 Op = Callable[["DynamoDBClient", int, int], Any]
 
 #: Columns of a history DataFrame, in order.
-HISTORY_COLUMNS = ("actor", "seq", "turn", "operation", "key", "start", "end", "outcome", "retries")
+HISTORY_COLUMNS = ("actor", "seq", "turn", "operation", "key", "start", "end", "outcome", "retries",
+                   "injected")
 #: Columns of a stress DataFrame, in order.
 STRESS_COLUMNS = (
     "worker", "seq", "start", "end", "ok", "error_code", "result", "calls", "retries",
 )
 #: A gated turn is exactly one HTTP request: botocore's own retries are off.
-NO_RETRIES: dict[str, Any] = {"retries": {"max_attempts": 1, "mode": "standard"}}
+NO_RETRIES: dict[str, Any] = {"retries": {"total_max_attempts": 1, "mode": "standard"}}
 #: all_interleavings refuses to run more orders than this (the count grows factorially).
 MAX_ORDERS = 2000
 #: After an abort, how long to wait for actors to leave (waiting ones leave at once).
@@ -192,7 +194,7 @@ def _history(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 def _is_outcome(exc: BaseException) -> bool:
     """A DynamoDB error an actor may end with as part of the lesson."""
-    return isinstance(exc, ClientError | DynamoError)
+    return isinstance(exc, ClientError | DynamoError) or hasattr(exc, "labkit_fault")
 
 
 class _Run(_Session):
@@ -410,12 +412,21 @@ def run_interleaving(
     conn: Connection,
     timeout: float = 10.0,
     strict: bool = True,
+    faults: FaultSpec | None = None,
 ) -> Interleaving:
-    """Run the actors concurrently, their DynamoDB calls forced into ``order`` (a turn = a call)."""
+    """Run the actors concurrently, their DynamoDB calls forced into ``order`` (a turn = a call).
+
+    ``faults`` (e.g. ``["B2: lose-response"]``) injects DynamoDB's failures: see labkit.faults.
+    """
     _check_actors(actors)
     _check_timeout(timeout)
     steps = parse_order(order, actors)
-    return _run(actors, steps, _gated_clients(actors, conn), timeout, strict)
+    probes = _gated_clients(actors, conn)
+    plan = plan_for(faults, steps, list(actors)).install(probes)
+    try:
+        return _run(actors, steps, probes, timeout, strict)
+    finally:
+        plan.close()
 
 
 def interleavings(calls: Mapping[str, int]) -> list[tuple[str, ...]]:
