@@ -52,8 +52,9 @@ def request_info(core: Any, who: tuple[str, str], operation: str, params: Mappin
     return RequestInfo(operation, who[0], who[1], tuple(reads), tuple(writes), params)
 
 
-def run(engine: Any, operation: str, params: dict[str, Any], who: tuple[str, str],
-        apply: Callable[[], Response]) -> Response:
+def run(
+    engine: Any, operation: str, params: dict[str, Any], who: tuple[str, str], apply: Callable[[], Response]
+) -> Response:
     """before-hooks, apply (unless rejected), after-hooks, as HOOKS.md describes."""
     from ._moto_fast import response
 

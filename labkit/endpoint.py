@@ -67,16 +67,16 @@ class DynamoEngine:
             return self._apply(operation, params, headers, body)
 
     def _apply(self, operation: str, params: dict[str, Any] | None, headers: dict[str, str], body: bytes) -> Response:
-        from ._moto_fast import error_response, response
-
         who = self.core.who(headers)
         if params is None or who is None or operation not in METERED:
             return self.core.dispatch(operation, params, headers, body)
         if self.hooks:
-            return _hooks_shim.run(self, operation, params, who, lambda: self._metered(operation, params, headers, body, who))
+            return _hooks_shim.run(self, operation, params, who, lambda: self._metered(operation, params, headers, body, who))  # noqa: E501
         return self._metered(operation, params, headers, body, who)
 
-    def _metered(self, operation: str, params: dict[str, Any], headers: dict[str, str], body: bytes, who: tuple[str, str]) -> Response:
+    def _metered(
+        self, operation: str, params: dict[str, Any], headers: dict[str, str], body: bytes, who: tuple[str, str]
+    ) -> Response:
         from ._moto_fast import error_response, response
 
         meter = Meter(self.core, who, operation, params)

@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """The engine hook contract (a copy of ``labkit/endpoint/hooks.py``; the lead keeps one at merge).
 
 The embedded endpoint's engine runs every request through: decode -> validate -> [hooks.before]

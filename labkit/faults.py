@@ -64,8 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-
-from botocore.awsrequest import AWSResponse
+from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
 
 from .endpoint_hooks import Rejection, RequestInfo
@@ -100,8 +99,16 @@ ERRORS: dict[str, tuple[int, str]] = {
 CONFLICT_EXCEPTION_MESSAGE = "Operation was rejected because there is an ongoing transaction for the item."
 #: Data-plane operations a rule may name ("*" matches them all).
 OPERATIONS = (
-    "GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "BatchGetItem",
-    "BatchWriteItem", "TransactGetItems", "TransactWriteItems",
+    "GetItem",
+    "PutItem",
+    "UpdateItem",
+    "DeleteItem",
+    "Query",
+    "Scan",
+    "BatchGetItem",
+    "BatchWriteItem",
+    "TransactGetItems",
+    "TransactWriteItems",
 )
 #: Operations DynamoDB can refuse with a transaction conflict.
 CONFLICTABLE = ("PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "TransactGetItems")
@@ -134,13 +141,15 @@ def conflict_reasons(actions: int, conflicting: Sequence[int]) -> list[dict[str,
     """``TransactionConflict`` at the conflicting actions, ``None`` at the others."""
     return [
         {"Code": "TransactionConflict", "Message": ERRORS["TransactionConflict"][1]}
-        if i in conflicting else {"Code": "None"}
+        if i in conflicting
+        else {"Code": "None"}
         for i in range(actions)
     ]
 
 
-def rejection(error: str, operation: str, params: Mapping[str, Any], *, item: int = 0,
-              apply_first: bool = False) -> Rejection:
+def rejection(
+    error: str, operation: str, params: Mapping[str, Any], *, item: int = 0, apply_first: bool = False
+) -> Rejection:
     """The answer DynamoDB gives ``operation`` for ``error``, in DynamoDB's exact shape.
 
     ``TransactionConflict``: a transaction gets ``TransactionCanceledException`` whose
@@ -148,15 +157,15 @@ def rejection(error: str, operation: str, params: Mapping[str, Any], *, item: in
     others; a single-item write gets ``TransactionConflictException``.
     """
     if error not in ERRORS:
-        raise ValidationError(f"unknown error {error!r}{_did_you_mean(error, list(ERRORS))}; "
-                              f"known errors: {', '.join(ERRORS)}")
+        raise ValidationError(
+            f"unknown error {error!r}{_did_you_mean(error, list(ERRORS))}; known errors: {', '.join(ERRORS)}"
+        )
     status, message = ERRORS[error]
     if error == "TransactionConflict":
         if operation in ("TransactWriteItems", "TransactGetItems"):
             n = max(_actions(params), item + 1)
             return _replace(cancelled(conflict_reasons(n, [item])), apply_first)
-        return Rejection("TransactionConflictException", CONFLICT_EXCEPTION_MESSAGE, 400,
-                         apply_first=apply_first)
+        return Rejection("TransactionConflictException", CONFLICT_EXCEPTION_MESSAGE, 400, apply_first=apply_first)
     return Rejection(error, message, status, apply_first=apply_first)
 
 
@@ -192,8 +201,7 @@ class LoseResponse(Fault):
 
     def __post_init__(self) -> None:
         if self.error not in ("read-timeout", "connection-closed"):
-            raise ValidationError(f"LoseResponse(error={self.error!r}): use 'read-timeout' or "
-                                  "'connection-closed'")
+            raise ValidationError(f"LoseResponse(error={self.error!r}): use 'read-timeout' or 'connection-closed'")
         object.__setattr__(self, "label", "lose-response")
 
 
@@ -219,8 +227,15 @@ class Throttle(Fault):
         throttles = ("ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded")
         if self.code not in throttles:
             raise ValidationError(f"Throttle(code={self.code!r}): use one of {', '.join(throttles)}")
-        object.__setattr__(self, "label", "throttle" if self.code == throttles[0] else
-                           "throttling-exception" if self.code == throttles[1] else "request-limit")
+        object.__setattr__(
+            self,
+            "label",
+            "throttle"
+            if self.code == throttles[0]
+            else "throttling-exception"
+            if self.code == throttles[1]
+            else "request-limit",
+        )
 
 
 @dataclass(frozen=True)
@@ -276,27 +291,35 @@ def parse_faults(spec: FaultSpec | None, actors: Sequence[str]) -> dict[str, dic
             if match is None:
                 raise ValidationError(
                     f"fault {text!r} is not 'ACTOR N: fault', e.g. 'B2: lose-response' "
-                    f"(B's second call); faults: {', '.join(FAULT_NAMES)}")
+                    f"(B's second call); faults: {', '.join(FAULT_NAMES)}"
+                )
             name = match["name"]
             if name not in FAULT_NAMES:
-                raise ValidationError(f"unknown fault {name!r} in {text!r}"
-                                      f"{_did_you_mean(name, list(FAULT_NAMES))}; "
-                                      f"known faults: {', '.join(FAULT_NAMES)}")
-            fault = Conflict(int(match["arg"])) if match["arg"] and name == "transaction-conflict" \
-                else FAULT_NAMES[name]()
+                raise ValidationError(
+                    f"unknown fault {name!r} in {text!r}"
+                    f"{_did_you_mean(name, list(FAULT_NAMES))}; "
+                    f"known faults: {', '.join(FAULT_NAMES)}"
+                )
+            fault = (
+                Conflict(int(match["arg"])) if match["arg"] and name == "transaction-conflict" else FAULT_NAMES[name]()
+            )
             if match["arg"] and name != "transaction-conflict":
-                raise ValidationError(f"{text!r}: only transaction-conflict takes an argument "
-                                      "(the 0-based action index)")
+                raise ValidationError(
+                    f"{text!r}: only transaction-conflict takes an argument (the 0-based action index)"
+                )
             entries.append((match["actor"], int(match["n"]), fault))
     for actor, n, fault in entries:
         if actor not in actors:
             raise ValidationError(f"a fault names actor {actor!r}, which is not one of {names}")
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValidationError(f"fault on {actor!r}: call number {n!r} must be an int >= 1 "
-                                  "(1 = the actor's first DynamoDB call)")
+            raise ValidationError(
+                f"fault on {actor!r}: call number {n!r} must be an int >= 1 (1 = the actor's first DynamoDB call)"
+            )
         if not isinstance(fault, Fault):
-            raise ValidationError(f"fault on {actor}{n} is {fault!r}, not a labkit.faults.Fault "
-                                  "(LoseResponse(), Conflict(), Throttle(), ServerError(), Hold())")
+            raise ValidationError(
+                f"fault on {actor}{n} is {fault!r}, not a labkit.faults.Fault "
+                "(LoseResponse(), Conflict(), Throttle(), ServerError(), Hold())"
+            )
         if n in plan.setdefault(actor, {}):
             raise ValidationError(f"two faults on {actor}{n}; give each call at most one")
         plan[actor][n] = fault
@@ -318,12 +341,16 @@ def check_order(plan: Mapping[str, Mapping[int, Fault]], order: Sequence[str]) -
         need, have = turns_needed(calls), list(order).count(actor)
         if need > have:
             last = max(calls)
-            held = " (a hold takes two turns: prepare, then commit)" if any(
-                isinstance(f, Hold) for f in calls.values()) else ""
+            held = (
+                " (a hold takes two turns: prepare, then commit)"
+                if any(isinstance(f, Hold) for f in calls.values())
+                else ""
+            )
             raise ValidationError(
                 f"the fault on {actor}{last} ({calls[last].label}) can never fire: the order "
                 f"{' '.join(order)!r} gives {actor!r} {have} turn(s) and it needs {need}{held}. "
-                f"Give {actor!r} more turns or move the fault to an earlier call")
+                f"Give {actor!r} more turns or move the fault to an earlier call"
+            )
 
 
 class _Raw:
@@ -345,7 +372,7 @@ def canned_response(url: str, rej: Rejection) -> AWSResponse:
         "x-amzn-requestid": f"labkit-fault-{next(_ids):08d}",
         "content-length": str(len(body)),
     }
-    return AWSResponse(url, rej.status, headers, _Raw(body))
+    return AWSResponse(url, rej.status, HTTPHeaders.from_dict(headers), _Raw(body))
 
 
 _ids = itertools.count(1)
@@ -388,8 +415,7 @@ class FaultPlan:
 
             events.register("before-call.dynamodb", count)
             events.register("before-send.dynamodb", send)
-            self._installed += [(events, "before-call.dynamodb", count),
-                                (events, "before-send.dynamodb", send)]
+            self._installed += [(events, "before-call.dynamodb", count), (events, "before-send.dynamodb", send)]
         return self
 
     def _act(self, probe: Any, request: Any, actor: str, n: int, fault: Fault) -> Any:
@@ -399,14 +425,15 @@ class FaultPlan:
         self.fired.append((actor, n, fault.label))
         if isinstance(fault, LoseResponse):
             _send(probe.client, request)
-            lost: Exception = (ConnectionClosedError(endpoint_url=request.url)
-                               if fault.error == "connection-closed"
-                               else ReadTimeoutError(endpoint_url=request.url))
+            lost: Exception = (
+                ConnectionClosedError(endpoint_url=request.url)
+                if fault.error == "connection-closed"
+                else ReadTimeoutError(endpoint_url=request.url)
+            )
             lost.labkit_fault = fault.label  # type: ignore[attr-defined]  # an outcome, not a bug
             raise lost
         if isinstance(fault, Conflict):
-            return canned_response(request.url, rejection("TransactionConflict", operation, params,
-                                                          item=fault.item))
+            return canned_response(request.url, rejection("TransactionConflict", operation, params, item=fault.item))
         if isinstance(fault, Throttle):
             return canned_response(request.url, rejection(fault.code, operation, params))
         if isinstance(fault, ServerError):
@@ -417,19 +444,22 @@ class FaultPlan:
             return self._hold(probe, request, actor, operation, params)
         raise RaceError(f"fault {fault!r} on {actor}{n} has no implementation")  # pragma: no cover
 
-    def _hold(self, probe: Any, request: Any, actor: str, operation: str,
-              params: Mapping[str, Any]) -> None:
+    def _hold(self, probe: Any, request: Any, actor: str, operation: str, params: Mapping[str, Any]) -> None:
         token = params.get("ClientRequestToken")
         if operation != "TransactWriteItems" or not token:
-            raise RaceError(f"hold on {actor}: only a TransactWriteItems can be held in flight, "
-                            f"and this call is {operation}; move the fault to that call")
+            raise RaceError(
+                f"hold on {actor}: only a TransactWriteItems can be held in flight, "
+                f"and this call is {operation}; move the fault to that call"
+            )
         url = request.url
         control(url, "HoldTransaction", {"ClientRequestToken": token})
         self._held.append((url, str(token)))
         answer = _send(probe.client, request)  # the real request: the endpoint locks its items
         if _HELD not in answer.text:
-            raise RaceError(f"hold on {actor}: the endpoint did not hold the transaction "
-                            f"({answer.status_code}: {answer.text[:200]})")
+            raise RaceError(
+                f"hold on {actor}: the endpoint did not hold the transaction "
+                f"({answer.status_code}: {answer.text[:200]})"
+            )
         session, call = probe.session, request.context.get(_CALL)
         if session is not None and isinstance(call, dict) and "start" in call:
             prepared = {**call, "outcome": "held", "retries": 0, "injected": "hold"}
@@ -503,23 +533,29 @@ class FaultRule:
     def __post_init__(self) -> None:
         where = f"fault rule {self.as_dict()}"
         if self.operation != "*" and self.operation not in OPERATIONS:
-            raise ValidationError(f"{where}: unknown operation {self.operation!r}"
-                                  f"{_did_you_mean(self.operation, OPERATIONS)}; use '*' or one of "
-                                  f"{', '.join(OPERATIONS)}")
+            raise ValidationError(
+                f"{where}: unknown operation {self.operation!r}"
+                f"{_did_you_mean(self.operation, OPERATIONS)}; use '*' or one of "
+                f"{', '.join(OPERATIONS)}"
+            )
         if self.error not in ERRORS:
-            raise ValidationError(f"{where}: unknown error {self.error!r}"
-                                  f"{_did_you_mean(self.error, list(ERRORS))}; use one of "
-                                  f"{', '.join(ERRORS)}")
+            raise ValidationError(
+                f"{where}: unknown error {self.error!r}"
+                f"{_did_you_mean(self.error, list(ERRORS))}; use one of "
+                f"{', '.join(ERRORS)}"
+            )
         if self.error == "TransactionConflict" and self.operation not in ("*", *CONFLICTABLE):
-            raise ValidationError(f"{where}: DynamoDB never answers {self.operation} with a "
-                                  f"transaction conflict; use it on {', '.join(CONFLICTABLE)}")
+            raise ValidationError(
+                f"{where}: DynamoDB never answers {self.operation} with a "
+                f"transaction conflict; use it on {', '.join(CONFLICTABLE)}"
+            )
         p = self.probability
         if isinstance(p, bool) or not isinstance(p, int | float) or not 0 <= p <= 1:
             raise ValidationError(f"{where}: probability {p!r} must be a number from 0 to 1")
-        if self.count is not None and (isinstance(self.count, bool) or not isinstance(self.count, int)
-                                       or self.count < 1):
-            raise ValidationError(f"{where}: count {self.count!r} must be an int >= 1 "
-                                  "(or omitted: no limit)")
+        if self.count is not None and (
+            isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 1
+        ):
+            raise ValidationError(f"{where}: count {self.count!r} must be an int >= 1 (or omitted: no limit)")
         if not isinstance(self.apply_first, bool):
             raise ValidationError(f"{where}: apply_first must be true or false")
         for name in ("table", "key"):
@@ -530,8 +566,14 @@ class FaultRule:
     def as_dict(self) -> dict[str, Any]:
         """The rule as in a faults file (defaults left out)."""
         out: dict[str, Any] = {"operation": self.operation, "error": self.error}
-        for name, default in (("table", None), ("key", None), ("probability", 1.0),
-                              ("count", None), ("apply_first", False), ("item", 0)):
+        for name, default in (
+            ("table", None),
+            ("key", None),
+            ("probability", 1.0),
+            ("count", None),
+            ("apply_first", False),
+            ("item", 0),
+        ):
             if getattr(self, name) != default:
                 out[name] = getattr(self, name)
         return out
@@ -544,8 +586,7 @@ class FaultRule:
         touched = request.writes + request.reads
         if self.table is not None and all(t != self.table for t, _ in touched):
             return False
-        return self.key is None or any(
-            k == self.key and (self.table is None or t == self.table) for t, k in touched)
+        return self.key is None or any(k == self.key and (self.table is None or t == self.table) for t, k in touched)
 
 
 @dataclass(frozen=True)
@@ -561,12 +602,13 @@ class FaultRules:
         if isinstance(data, list):
             data = {"rules": data}
         if not isinstance(data, Mapping):
-            raise ValidationError(f"{source}: expected an object {{\"seed\": 7, \"rules\": [...]}} "
-                                  f"or a list of rules, not {type(data).__name__}")
+            raise ValidationError(
+                f'{source}: expected an object {{"seed": 7, "rules": [...]}} '
+                f"or a list of rules, not {type(data).__name__}"
+            )
         unknown = sorted(set(data) - {"seed", "rules"})
         if unknown:
-            raise ValidationError(f"{source}: unknown field(s) {', '.join(unknown)}; "
-                                  "use 'seed' and 'rules'")
+            raise ValidationError(f"{source}: unknown field(s) {', '.join(unknown)}; use 'seed' and 'rules'")
         seed = data.get("seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise ValidationError(f"{source}: seed {seed!r} must be an int")
@@ -579,8 +621,9 @@ class FaultRules:
                 raise ValidationError(f"{source}: rule {i} must be an object")
             bad = sorted(set(entry) - set(_RULE_FIELDS))
             if bad:
-                raise ValidationError(f"{source}: rule {i} has unknown field(s) {', '.join(bad)}; "
-                                      f"fields are {', '.join(_RULE_FIELDS)}")
+                raise ValidationError(
+                    f"{source}: rule {i} has unknown field(s) {', '.join(bad)}; fields are {', '.join(_RULE_FIELDS)}"
+                )
             missing = [f for f in ("operation", "error") if f not in entry]
             if missing:
                 raise ValidationError(f"{source}: rule {i} needs {' and '.join(missing)}")
@@ -604,8 +647,9 @@ def load_rules(path: str | Path) -> FaultRules:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise ValidationError(f"faults file {source} is not valid JSON ({exc}); see "
-                              "`labkit.faults` for the format") from exc
+        raise ValidationError(
+            f"faults file {source} is not valid JSON ({exc}); see `labkit.faults` for the format"
+        ) from exc
     return FaultRules.parse(data, f"faults file {source}")
 
 
@@ -638,9 +682,17 @@ class FaultInjector:
         self.rng = random.Random(rules.seed)
 
     def _record(self, request: RequestInfo, rej: Rejection, why: str, now: float) -> Rejection:
-        self.log.append({"now": now, "operation": request.operation, "error": rej.code,
-                         "status": rej.status, "applied": rej.apply_first, "why": why,
-                         "keys": [list(k) for k in request.writes + request.reads]})
+        self.log.append(
+            {
+                "now": now,
+                "operation": request.operation,
+                "error": rej.code,
+                "status": rej.status,
+                "applied": rej.apply_first,
+                "why": why,
+                "keys": [list(k) for k in request.writes + request.reads],
+            }
+        )
         del self.log[: -self.LOG_SIZE]
         return rej
 
@@ -656,13 +708,11 @@ class FaultInjector:
             if rule.probability < 1 and self.rng.random() >= rule.probability:
                 continue
             self.fired[i] += 1
-            rej = rejection(rule.error, request.operation, request.params, item=rule.item,
-                            apply_first=rule.apply_first)
+            rej = rejection(rule.error, request.operation, request.params, item=rule.item, apply_first=rule.apply_first)
             return self._record(request, rej, f"rule {i}", now)
         return None
 
-    def after(self, request: RequestInfo, consumed: Mapping[tuple[str, str], tuple[float, float]],
-              now: float) -> None:
+    def after(self, request: RequestInfo, consumed: Mapping[tuple[str, str], tuple[float, float]], now: float) -> None:
         """Nothing to meter: faults act before a request applies."""
 
     # --- transactions in flight
@@ -698,7 +748,7 @@ class FaultInjector:
 def canonical(value: Any) -> str:
     """A partition key value as the canonical string the engine reports (S/N as is, B base64)."""
     if isinstance(value, Mapping) and len(value) == 1:
-        (_, raw), = value.items()
+        ((_, raw),) = value.items()
         return str(raw)
     return str(value)
 
@@ -741,14 +791,17 @@ class _ShiftedClock:
 
 def handle_control(engine: Any, operation: str, params: Mapping[str, Any] | None) -> tuple[int, dict[str, Any]]:
     """Answer a ``Labkit.*`` control request: (HTTP status, JSON payload). Runs under the engine lock."""
+
     def bad(message: str) -> tuple[int, dict[str, Any]]:
         return 400, {"__type": ERROR_PREFIX + "ValidationException", "message": message}
 
     if params is None:
         return bad("the request body must be a JSON object")
     if operation not in CONTROL_OPERATIONS:
-        return bad(f"unknown labkit control operation {operation!r}; use one of "
-                   f"{', '.join('Labkit.' + o for o in CONTROL_OPERATIONS)}")
+        return bad(
+            f"unknown labkit control operation {operation!r}; use one of "
+            f"{', '.join('Labkit.' + o for o in CONTROL_OPERATIONS)}"
+        )
     injector = injector_of(engine)
     if operation == "SetFaults":
         try:
@@ -757,8 +810,12 @@ def handle_control(engine: Any, operation: str, params: Mapping[str, Any] | None
             return bad(str(exc))
         return 200, {"Rules": len(injector.rules.rules)}
     if operation == "GetFaults":
-        return 200, {**injector.rules.as_dict(), "Fired": list(injector.fired),
-                     "Log": list(injector.log), "Held": sorted(injector.holds)}
+        return 200, {
+            **injector.rules.as_dict(),
+            "Fired": list(injector.fired),
+            "Log": list(injector.log),
+            "Held": sorted(injector.holds),
+        }
     if operation in ("HoldTransaction", "ReleaseTransaction"):
         token = params.get("ClientRequestToken")
         if not isinstance(token, str) or not token:
@@ -783,9 +840,11 @@ def handle_control(engine: Any, operation: str, params: Mapping[str, Any] | None
 def control(url: str, operation: str, payload: Mapping[str, Any], timeout: float = 10.0) -> dict[str, Any]:
     """POST one ``Labkit.<operation>`` control request to the embedded endpoint at ``url``."""
     request = urllib.request.Request(
-        url, data=json.dumps(payload).encode("utf-8"), method="POST",
-        headers={"X-Amz-Target": f"Labkit.{operation}",
-                 "Content-Type": "application/x-amz-json-1.0"})
+        url,
+        data=json.dumps(payload).encode("utf-8"),
+        method="POST",
+        headers={"X-Amz-Target": f"Labkit.{operation}", "Content-Type": "application/x-amz-json-1.0"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as answer:  # noqa: S310  loopback
             return dict(json.loads(answer.read() or b"{}"))
@@ -799,12 +858,15 @@ def _endpoint(conn: Connection) -> str:
         raise ConfigurationError(
             f"endpoint faults need labkit's embedded endpoint, and this connection is "
             f"{conn.backend!r}; on DynamoDB Local or AWS use the race lab's per-call faults "
-            "(run_interleaving(..., faults=[...])), which act in the client")
+            "(run_interleaving(..., faults=[...])), which act in the client"
+        )
     return conn.endpoint_url
 
 
-def set_endpoint_faults(conn: Connection, rules: FaultRules | Sequence[Mapping[str, Any]] | Mapping[str, Any] | None,
-                        ) -> FaultRules:
+def set_endpoint_faults(
+    conn: Connection,
+    rules: FaultRules | Sequence[Mapping[str, Any]] | Mapping[str, Any] | None,
+) -> FaultRules:
     """Switch the endpoint's fault rules (None or [] switches them off); checked here first."""
     parsed = rules if isinstance(rules, FaultRules) else FaultRules.parse(rules or [], "rules")
     control(_endpoint(conn), "SetFaults", parsed.as_dict())
@@ -812,8 +874,10 @@ def set_endpoint_faults(conn: Connection, rules: FaultRules | Sequence[Mapping[s
 
 
 @contextlib.contextmanager
-def endpoint_faults(conn: Connection, rules: FaultRules | Sequence[Mapping[str, Any]] | Mapping[str, Any],
-                    ) -> Iterator[FaultRules]:
+def endpoint_faults(
+    conn: Connection,
+    rules: FaultRules | Sequence[Mapping[str, Any]] | Mapping[str, Any],
+) -> Iterator[FaultRules]:
     """``with endpoint_faults(conn, [...]):`` — the rules hold inside the block only."""
     parsed = set_endpoint_faults(conn, rules)
     try:

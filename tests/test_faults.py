@@ -47,8 +47,7 @@ def item(pk: str, **attrs: str) -> dict[str, Any]:
 
 
 def get(conn: Connection, pk: str) -> dict[str, Any] | None:
-    out = conn.client.get_item(TableName=conn.table_name, Key={"PK": {"S": pk}, "SK": {"S": "X"}},
-                               ConsistentRead=True)
+    out = conn.client.get_item(TableName=conn.table_name, Key={"PK": {"S": pk}, "SK": {"S": "X"}}, ConsistentRead=True)
     return out.get("Item")
 
 
@@ -93,10 +92,16 @@ def test_rejection__conflict_on_single_write__transaction_conflict_exception() -
     assert rej.message == "Operation was rejected because there is an ongoing transaction for the item."
 
 
-@pytest.mark.parametrize(("error", "status"), [
-    ("ProvisionedThroughputExceededException", 400), ("ThrottlingException", 400),
-    ("RequestLimitExceeded", 400), ("InternalServerError", 500), ("ServiceUnavailable", 503),
-])
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        ("ProvisionedThroughputExceededException", 400),
+        ("ThrottlingException", 400),
+        ("RequestLimitExceeded", 400),
+        ("InternalServerError", 500),
+        ("ServiceUnavailable", 503),
+    ],
+)
 def test_rejection__service_errors__dynamodb_code_and_status(error: str, status: int) -> None:
     """Throttling errors are 400s; InternalServerError 500; ServiceUnavailable 503."""
     rej = rejection(error, "GetItem", {})
@@ -187,13 +192,19 @@ def test_race_fault__transaction_conflict_on_put__transaction_conflict_exception
     assert get(tconn, "P") is None
 
 
-@pytest.mark.parametrize(("fault", "code", "status"), [
-    ("throttle", "ProvisionedThroughputExceededException", 400),
-    ("throttling-exception", "ThrottlingException", 400),
-    ("internal-error", "InternalServerError", 500),
-])
+@pytest.mark.parametrize(
+    ("fault", "code", "status"),
+    [
+        ("throttle", "ProvisionedThroughputExceededException", 400),
+        ("throttling-exception", "ThrottlingException", 400),
+        ("internal-error", "InternalServerError", 500),
+    ],
+)
 def test_race_fault__service_error__shape_and_nothing_written(
-    tconn: Connection, fault: str, code: str, status: int,
+    tconn: Connection,
+    fault: str,
+    code: str,
+    status: int,
 ) -> None:
     """Throttling and a 500 answer without writing (the race lab's clients do not retry)."""
     table = tconn.table_name
@@ -221,19 +232,24 @@ def test_race_fault__internal_error_applied__written_then_500(tconn: Connection)
     assert get(tconn, "P") == item("P")
 
 
-@pytest.mark.parametrize(("faults", "message"), [
-    (["B3: throttle"], "B3 .* can never fire: the order 'A B B' gives 'B' 2 turn"),
-    (["A2: hold"], "needs 3 .*a hold takes two turns"),
-    (["Z1: throttle"], "actor 'Z', which is not one of"),
-    (["A1: thottle"], "unknown fault 'thottle'.*did you mean 'throttle'"),
-    (["A1 throttle"], "is not 'ACTOR N: fault'"),
-    (["A0: throttle"], "call number 0 must be an int >= 1"),
-    (["A1: throttle", "A1: hold"], "two faults on A1"),
-    ({"A": {1: "throttle"}}, "not a labkit.faults.Fault"),
-    ("A1: throttle", "pass a list of strings"),
-])
+@pytest.mark.parametrize(
+    ("faults", "message"),
+    [
+        (["B3: throttle"], "B3 .* can never fire: the order 'A B B' gives 'B' 2 turn"),
+        (["A2: hold"], "needs 3 .*a hold takes two turns"),
+        (["Z1: throttle"], "actor 'Z', which is not one of"),
+        (["A1: thottle"], "unknown fault 'thottle'.*did you mean 'throttle'"),
+        (["A1 throttle"], "is not 'ACTOR N: fault'"),
+        (["A0: throttle"], "call number 0 must be an int >= 1"),
+        (["A1: throttle", "A1: hold"], "two faults on A1"),
+        ({"A": {1: "throttle"}}, "not a labkit.faults.Fault"),
+        ("A1: throttle", "pass a list of strings"),
+    ],
+)
 def test_race_fault__bad_spec__validation_error_before_any_call(
-    tconn: Connection, faults: Any, message: str,
+    tconn: Connection,
+    faults: Any,
+    message: str,
 ) -> None:
     """A fault that cannot fire, or cannot be read, is refused before the run: nothing is called."""
     calls: list[str] = []
@@ -269,8 +285,9 @@ def test_hold__competing_registration__transaction_conflict_at_the_shared_marker
             b_errors.append(exc)
             raise
 
-    res = run_interleaving({"A": signup(table, "ada@lovelace.io", "ada"), "B": b}, "A B A",
-                           conn=no_faults, faults=["A1: hold"])
+    res = run_interleaving(
+        {"A": signup(table, "ada@lovelace.io", "ada"), "B": b}, "A B A", conn=no_faults, faults=["A1: hold"]
+    )
     assert list(res.history["outcome"]) == ["held", "TransactionCanceledException", "ok"]
     assert injected(res) == ["hold", "", "commit"]
     (err,) = b_errors
@@ -289,8 +306,9 @@ def test_hold__plain_write_to_a_held_item__transaction_conflict_exception(no_fau
     def b(client: Any) -> None:
         client.put_item(TableName=table, Item={**marker, "owner": {"S": "mallory"}})
 
-    res = run_interleaving({"A": signup(table, "ada@lovelace.io", "ada"), "B": b}, "A B A",
-                           conn=no_faults, faults=["A1: hold"])
+    res = run_interleaving(
+        {"A": signup(table, "ada@lovelace.io", "ada"), "B": b}, "A B A", conn=no_faults, faults=["A1: hold"]
+    )
     assert res.error_codes() == {"B": "TransactionConflictException"}
     stored = no_faults.client.get_item(TableName=table, Key=marker)["Item"]
     assert stored["owner"]["S"] == res.results["A"]
@@ -303,8 +321,9 @@ def test_hold__other_items__not_blocked(no_faults: Connection) -> None:
     def b(client: Any) -> str:
         return signup(table, "bob@example.com", "bob")(client)
 
-    res = run_interleaving({"A": signup(table, "ada@lovelace.io", "ada"), "B": b}, "A B A",
-                           conn=no_faults, faults=["A1: hold"])
+    res = run_interleaving(
+        {"A": signup(table, "ada@lovelace.io", "ada"), "B": b}, "A B A", conn=no_faults, faults=["A1: hold"]
+    )
     assert res.errors == {}
     assert list(res.history["outcome"]) == ["held", "ok", "ok"]
 
@@ -317,8 +336,13 @@ def test_hold__aborted_run__releases_the_hold(no_faults: Connection) -> None:
         raise RuntimeError("broken actor")
 
     with pytest.raises(RaceError):
-        run_interleaving({"A": signup(table, "ada@lovelace.io", "ada"), "B": b}, "A B A",
-                         conn=no_faults, faults=["A1: hold"], timeout=5)
+        run_interleaving(
+            {"A": signup(table, "ada@lovelace.io", "ada"), "B": b},
+            "A B A",
+            conn=no_faults,
+            faults=["A1: hold"],
+            timeout=5,
+        )
     assert control(str(no_faults.endpoint_url), "GetFaults", {})["Held"] == []
     signup(table, "ada@lovelace.io", "ada")(no_faults.client)  # not blocked
 
@@ -351,10 +375,9 @@ def test_endpoint_rule__throttle_twice__sdk_retries_and_succeeds(no_faults: Conn
 def test_endpoint_rule__throttle_without_retries__client_error_and_nothing_written(no_faults: Connection) -> None:
     """Without retries the caller sees ProvisionedThroughputExceededException (400); nothing written."""
     table = no_faults.table_name
-    with endpoint_faults(no_faults, [{"operation": "PutItem", "table": table,
-                                      "error": "ProvisionedThroughputExceededException"}]):
-        with pytest.raises(ClientError) as exc:
-            client(no_faults).put_item(TableName=table, Item=item("P"))
+    rule = {"operation": "PutItem", "table": table, "error": "ProvisionedThroughputExceededException"}
+    with endpoint_faults(no_faults, [rule]), pytest.raises(ClientError) as exc:
+        client(no_faults).put_item(TableName=table, Item=item("P"))
     assert exc.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
     assert exc.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
     assert get(no_faults, "P") is None
@@ -363,10 +386,9 @@ def test_endpoint_rule__throttle_without_retries__client_error_and_nothing_writt
 def test_endpoint_rule__internal_error_apply_first__written_and_500(no_faults: Connection) -> None:
     """apply_first: the request is applied, then answered with InternalServerError (HTTP 500)."""
     table = no_faults.table_name
-    with endpoint_faults(no_faults, [{"operation": "PutItem", "table": table,
-                                      "error": "InternalServerError", "apply_first": True}]):
-        with pytest.raises(ClientError) as exc:
-            client(no_faults).put_item(TableName=table, Item=item("P"))
+    rule = {"operation": "PutItem", "table": table, "error": "InternalServerError", "apply_first": True}
+    with endpoint_faults(no_faults, [rule]), pytest.raises(ClientError) as exc:
+        client(no_faults).put_item(TableName=table, Item=item("P"))
     assert exc.value.response["ResponseMetadata"]["HTTPStatusCode"] == 500
     assert get(no_faults, "P") == item("P")
 
@@ -376,8 +398,10 @@ def test_endpoint_rule__transaction_conflict__register_retries_to_success(no_fau
     the resend of the same Registration succeeds."""
     table = no_faults.table_name
     reg = U.prepare_registration(email="ada@lovelace.io", username="ada")
-    with endpoint_faults(no_faults, [{"operation": "TransactWriteItems", "table": table,
-                                      "error": "TransactionConflict", "item": 1, "count": 1}]):
+    with endpoint_faults(
+        no_faults,
+        [{"operation": "TransactWriteItems", "table": table, "error": "TransactionConflict", "item": 1, "count": 1}],
+    ):
         with pytest.raises(TransactionConflict) as exc:
             U.submit(client(no_faults), table, reg)
         assert exc.value.reasons == ({"Code": "None"}, CONFLICT, {"Code": "None"})
@@ -388,8 +412,7 @@ def test_endpoint_rule__transaction_conflict__register_retries_to_success(no_fau
 def test_endpoint_rule__key__only_that_partition(no_faults: Connection) -> None:
     """A rule with a key fires only for requests touching that partition key value."""
     table = no_faults.table_name
-    with endpoint_faults(no_faults, [{"operation": "*", "table": table, "key": "HOT",
-                                      "error": "ThrottlingException"}]):
+    with endpoint_faults(no_faults, [{"operation": "*", "table": table, "key": "HOT", "error": "ThrottlingException"}]):
         client(no_faults).put_item(TableName=table, Item=item("COLD"))
         with pytest.raises(ClientError, match="ThrottlingException"):
             client(no_faults).put_item(TableName=table, Item=item("HOT"))
@@ -401,8 +424,13 @@ def test_endpoint_rule__probability_with_seed__same_storm_every_time(no_faults: 
 
     def storm() -> list[bool]:
         failed = []
-        with endpoint_faults(no_faults, {"seed": 42, "rules": [
-                {"operation": "GetItem", "table": table, "error": "ThrottlingException", "probability": 0.5}]}):
+        with endpoint_faults(
+            no_faults,
+            {
+                "seed": 42,
+                "rules": [{"operation": "GetItem", "table": table, "error": "ThrottlingException", "probability": 0.5}],
+            },
+        ):
             c = client(no_faults)
             for _ in range(20):
                 try:
@@ -430,16 +458,19 @@ def test_advance_token_clock__resend_after_window__applied_again_is_refused(no_f
         U.submit(no_faults.client, table, reg)
 
 
-@pytest.mark.parametrize(("rule", "message"), [
-    ({"operation": "PutIt", "error": "ThrottlingException"}, "unknown operation 'PutIt'.*did you mean 'PutItem'"),
-    ({"operation": "PutItem", "error": "Boom"}, "unknown error 'Boom'"),
-    ({"operation": "PutItem", "error": "ThrottlingException", "probability": 1.5}, "probability 1.5 must be"),
-    ({"operation": "PutItem", "error": "ThrottlingException", "probability": -0.1}, "probability -0.1 must be"),
-    ({"operation": "PutItem", "error": "ThrottlingException", "count": 0}, "count 0 must be an int >= 1"),
-    ({"operation": "GetItem", "error": "TransactionConflict"}, "never answers GetItem with a transaction conflict"),
-    ({"operation": "PutItem", "error": "ThrottlingException", "tabel": "x"}, "unknown field.*tabel"),
-    ({"error": "ThrottlingException"}, "needs operation"),
-])
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ({"operation": "PutIt", "error": "ThrottlingException"}, "unknown operation 'PutIt'.*did you mean 'PutItem'"),
+        ({"operation": "PutItem", "error": "Boom"}, "unknown error 'Boom'"),
+        ({"operation": "PutItem", "error": "ThrottlingException", "probability": 1.5}, "probability 1.5 must be"),
+        ({"operation": "PutItem", "error": "ThrottlingException", "probability": -0.1}, "probability -0.1 must be"),
+        ({"operation": "PutItem", "error": "ThrottlingException", "count": 0}, "count 0 must be an int >= 1"),
+        ({"operation": "GetItem", "error": "TransactionConflict"}, "never answers GetItem with a transaction conflict"),
+        ({"operation": "PutItem", "error": "ThrottlingException", "tabel": "x"}, "unknown field.*tabel"),
+        ({"error": "ThrottlingException"}, "needs operation"),
+    ],
+)
 def test_fault_rules__bad_rule__validation_error(rule: dict[str, Any], message: str) -> None:
     """A rule DynamoDB could never produce, or a typo, is refused with what to fix."""
     with pytest.raises(ValidationError, match=message):
@@ -454,8 +485,11 @@ def test_set_endpoint_faults__bad_rule__refused_and_old_rules_kept(no_faults: Co
     with pytest.raises(ValidationError, match="probability"):
         set_endpoint_faults(no_faults, [{"operation": "PutItem", "error": "ThrottlingException", "probability": 2}])
     with pytest.raises(ValidationError, match="probability"):
-        control(str(no_faults.endpoint_url), "SetFaults",
-                {"rules": [{"operation": "PutItem", "error": "ThrottlingException", "probability": 2}]})
+        control(
+            str(no_faults.endpoint_url),
+            "SetFaults",
+            {"rules": [{"operation": "PutItem", "error": "ThrottlingException", "probability": 2}]},
+        )
     assert len(control(str(no_faults.endpoint_url), "GetFaults", {})["rules"]) == 1
 
 
@@ -475,8 +509,9 @@ def test_endpoint_faults__not_embedded__configuration_error() -> None:
 def test_load_rules__file__parsed(tmp_path: Path) -> None:
     """A JSON faults file loads into FaultRules."""
     path = tmp_path / "faults.json"
-    path.write_text(json.dumps({"seed": 3, "rules": [{"operation": "*", "error": "InternalServerError",
-                                                      "probability": 0.1}]}))
+    path.write_text(
+        json.dumps({"seed": 3, "rules": [{"operation": "*", "error": "InternalServerError", "probability": 0.1}]})
+    )
     rules = load_rules(path)
     assert rules == FaultRules((FaultRule("*", "InternalServerError", probability=0.1),), 3)
 
@@ -502,26 +537,40 @@ def test_serve__faults_file__aws_client_sees_the_faults(tmp_path: Path) -> None:
     """`labkit serve --faults FILE`: a plain boto3 client (as the AWS CLI) gets the injected error."""
     path = tmp_path / "faults.json"
     path.write_text(json.dumps({"rules": [{"operation": "ListTables", "error": "InternalServerError"}]}))
-    out = subprocess.run([sys.executable, "-m", "labkit", "serve", "--faults", str(path)],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "labkit", "serve", "--faults", str(path)], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 2 and "unknown operation 'ListTables'" in out.stderr
     path.write_text(json.dumps({"rules": [{"operation": "GetItem", "error": "ServiceUnavailable"}]}))
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if not k.startswith("LABKIT_")}
-    proc = subprocess.Popen([sys.executable, "-m", "labkit", "serve", "--port", str(port), "--faults", str(path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "labkit", "serve", "--port", str(port), "--faults", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
     try:
         assert proc.stdout is not None
         assert "1 rule(s)" in proc.stdout.readline()
         assert "listening on" in proc.stdout.readline()
-        aws = boto3.client("dynamodb", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
-                           aws_access_key_id="x", aws_secret_access_key="x",
-                           config=Config(retries={"total_max_attempts": 1}))
-        aws.create_table(TableName="t", KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
-                         AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
-                         BillingMode="PAY_PER_REQUEST")  # control plane: never faulted
+        aws = boto3.client(
+            "dynamodb",
+            endpoint_url=f"http://127.0.0.1:{port}",
+            region_name="us-east-1",
+            aws_access_key_id="x",
+            aws_secret_access_key="x",
+            config=Config(retries={"total_max_attempts": 1}),
+        )
+        aws.create_table(
+            TableName="t",
+            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )  # control plane: never faulted
         with pytest.raises(ClientError) as exc:
             aws.get_item(TableName="t", Key={"PK": {"S": "a"}})
         assert exc.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
