@@ -488,6 +488,22 @@ def plan_for(spec: FaultSpec | None, order: Sequence[str], actors: Sequence[str]
     return FaultPlan(plan)
 
 
+@dataclass
+class _Lone:
+    client: Any
+    session: Any = None
+
+
+def inject(client: Any, faults: Mapping[int, Fault] | Sequence[str]) -> FaultPlan:
+    """Faults on one client's calls outside the race lab: ``inject(c, ["1: lose-response"])``.
+
+    The client keeps its own retry settings, so botocore's retries meet the fault as they
+    would meet DynamoDB's answer. Call ``close()`` on the result to remove the faults.
+    """
+    spec: FaultSpec = {"client": faults} if isinstance(faults, Mapping) else [f"client{f}" for f in faults]
+    return FaultPlan(parse_faults(spec, ["client"])).install({"client": _Lone(client)})
+
+
 def _target(request: Any) -> str:
     return str(request.headers.get("X-Amz-Target", b"") or "").rpartition(".")[2]
 
@@ -916,6 +932,7 @@ __all__ = [
     "endpoint_fault_log",
     "endpoint_faults",
     "handle_control",
+    "inject",
     "load_rules",
     "parse_faults",
     "plan_for",
