@@ -501,7 +501,13 @@ def inject(client: Any, faults: Mapping[int, Fault] | Sequence[str]) -> FaultPla
     would meet DynamoDB's answer. Call ``close()`` on the result to remove the faults.
     """
     spec: FaultSpec = {"client": faults} if isinstance(faults, Mapping) else [f"client{f}" for f in faults]
-    return FaultPlan(parse_faults(spec, ["client"])).install({"client": _Lone(client)})
+    plan = parse_faults(spec, ["client"])
+    if any(isinstance(f, Hold) for f in plan.get("client", {}).values()):
+        raise ValidationError(
+            "a hold needs turns to hold the transaction across: use it in "
+            "run_interleaving(..., faults=['A1: hold']), not inject()"
+        )
+    return FaultPlan(plan).install({"client": _Lone(client)})
 
 
 def _target(request: Any) -> str:

@@ -32,6 +32,7 @@ from labkit.faults import (
     control,
     endpoint_fault_log,
     endpoint_faults,
+    inject,
     load_rules,
     parse_faults,
     rejection,
@@ -260,6 +261,23 @@ def test_race_fault__bad_spec__validation_error_before_any_call(
     with pytest.raises(ValidationError, match=message):
         run_interleaving({"A": actor, "B": actor}, "A B B", conn=tconn, faults=faults)
     assert calls == []
+
+
+def test_inject__lost_response_on_a_retrying_client__sdk_resends_the_same_token(tconn: Connection) -> None:
+    """inject() outside the race lab: botocore's own retry meets the lost response and resends the
+    same body (same auto ClientRequestToken), so the conditional transaction is applied once."""
+    c = client(tconn, attempts=3)
+    bodies: list[bytes] = []
+    c.meta.events.register("before-send.dynamodb.TransactWriteItems", lambda request, **_: bodies.append(request.body))
+    plan = inject(c, ["1: lose-response"])
+    put = {"TableName": tconn.table_name, "Item": item("P"), "ConditionExpression": "attribute_not_exists(PK)"}
+    out = c.transact_write_items(TransactItems=[{"Put": put}])
+    plan.close()
+    assert out["ResponseMetadata"]["RetryAttempts"] == 1
+    assert len(bodies) == 2 and bodies[0] == bodies[1]
+    assert plan.fired == [("client", 1, "lose-response")]
+    with pytest.raises(ValidationError, match="a hold needs turns"):
+        inject(c, ["1: hold"])
 
 
 def test_parse_faults__dsl_and_dict__same_plan() -> None:
