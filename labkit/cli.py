@@ -26,7 +26,14 @@ EXIT_ERROR = 2
 def _serve(args: argparse.Namespace) -> int:
     from .endpoint import EmbeddedEndpoint
 
-    endpoint = EmbeddedEndpoint(port=args.port).start()
+    endpoint = EmbeddedEndpoint(port=args.port)
+    if args.faults:  # checked before anything listens
+        from .faults import FaultInjector, load_rules
+
+        rules = load_rules(args.faults)
+        endpoint.engine.add_hook(FaultInjector(rules))
+        print(f"labkit: injecting faults from {args.faults} ({len(rules.rules)} rule(s), seed {rules.seed})")
+    endpoint.start()
     print(f"labkit: embedded DynamoDB endpoint listening on {endpoint.url} (127.0.0.1 only)")
     print(f"  aws dynamodb list-tables --endpoint-url {endpoint.url}")
     print(f"  notebooks/kernels: export {ENV_EMBEDDED_URL}={endpoint.url}")
@@ -120,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="run the embedded DynamoDB endpoint on 127.0.0.1")
     serve.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    serve.add_argument("--faults", metavar="FILE", help="inject DynamoDB errors by rule (JSON; see labkit.faults)")
     serve.set_defaults(func=_serve)
 
     lab = sub.add_parser("lab", help="open JupyterLab on notebooks/ with the embedded endpoint running")

@@ -18,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from . import _hooks_shim
 from ._dynamo_rules import TokenMemory, check_request, fingerprint
 from ._metering import METERED, Meter
 from .errors import BackendUnavailable, ConfigurationError
@@ -36,12 +37,19 @@ class DynamoEngine:
     ``clock`` (seconds, monotonic) dates ClientRequestTokens; tests inject a fake one.
     """
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic, hooks: Any = ()) -> None:
         from ._moto_fast import MotoCore
 
         self.lock = threading.RLock()
         self.core = MotoCore()
         self.tokens = TokenMemory(clock)
+        self.hooks: list[Any] = list(hooks)  # labkit.endpoint_hooks.Hook (faults)
+
+    def add_hook(self, hook: Any) -> None:
+        self.hooks.append(hook)
+
+    def remove_hook(self, hook: Any) -> None:
+        self.hooks.remove(hook)
 
     def handle(self, headers: dict[str, str], body: bytes) -> Response:
         """Answer one request: (HTTP status, headers, body). ``headers`` keys are lower-case."""
@@ -49,6 +57,8 @@ class DynamoEngine:
 
         operation = headers.get("x-amz-target", "").rpartition(".")[2]
         params = _json_object(body)
+        if headers.get("x-amz-target", "").startswith("Labkit."):  # faults' control operations
+            return _hooks_shim.control(self, operation, params)
         if params is not None:
             problem = check_request(operation, params)
             if problem is not None:
@@ -57,11 +67,18 @@ class DynamoEngine:
             return self._apply(operation, params, headers, body)
 
     def _apply(self, operation: str, params: dict[str, Any] | None, headers: dict[str, str], body: bytes) -> Response:
-        from ._moto_fast import error_response, response
-
         who = self.core.who(headers)
         if params is None or who is None or operation not in METERED:
             return self.core.dispatch(operation, params, headers, body)
+        if self.hooks:
+            return _hooks_shim.run(self, operation, params, who, lambda: self._metered(operation, params, headers, body, who))  # noqa: E501
+        return self._metered(operation, params, headers, body, who)
+
+    def _metered(
+        self, operation: str, params: dict[str, Any], headers: dict[str, str], body: bytes, who: tuple[str, str]
+    ) -> Response:
+        from ._moto_fast import error_response, response
+
         meter = Meter(self.core, who, operation, params)
         token = params.get("ClientRequestToken") if operation == "TransactWriteItems" else None
         if token is None:

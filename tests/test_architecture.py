@@ -1,7 +1,8 @@
 """docs/architecture.md stays true: the wings import only what the picture allows.
 
 Parsed with ``ast`` (no import runs): a lesson (singleton, uniqueness) never imports the race
-lab; the race lab never imports a lesson; only the engine imports moto — the
+lab; the race lab never imports a lesson; faults (used by the race lab and the engine) import
+neither a lesson nor the race lab; only the engine imports moto — the
 ``labkit/endpoint/`` package, and until the engine moves there, the legacy ``endpoint.py`` and
 ``_moto_fast.py``.
 """
@@ -16,6 +17,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "labkit"
 LESSONS = ("singleton", "uniqueness")
 RACE_LAB = "races"
+#: DynamoDB's failures on purpose: below the race lab (which imports it), beside the engine.
+FAULTS = "faults"
 #: Where moto may be imported: the engine package, and its two legacy modules.
 ENGINE = ("endpoint/", "endpoint.py", "_moto_fast.py")
 
@@ -64,6 +67,13 @@ def test_race_lab__imports__never_a_lesson(path: Path) -> None:
     """The race lab works on any actor: it imports no lesson."""
     names = imported(path)
     assert [n for w in LESSONS for n in touches(names, w)] == []
+
+
+@pytest.mark.parametrize("path", [p for p in modules() if wing(p) == FAULTS], ids=str)
+def test_faults__imports__never_a_lesson_or_the_race_lab(path: Path) -> None:
+    """Faults sit below the race lab (it imports them): no lesson, no labkit.races."""
+    names = imported(path)
+    assert [n for w in (*LESSONS, RACE_LAB) for n in touches(names, w)] == []
 
 
 def test_moto__imported_only_by_the_engine() -> None:

@@ -198,6 +198,7 @@ NAMES_BEFORE_THE_SPLIT: dict[str, tuple[str, ...]] = {
 CURATED = (
     "labkit.codec",
     "labkit.errors",
+    "labkit.faults",
     "labkit.invariants",
     "labkit.plots",
     "labkit.races",

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 #: A gated turn is exactly one HTTP request: botocore's own retries are off.
-NO_RETRIES: dict[str, Any] = {"retries": {"max_attempts": 1, "mode": "standard"}}
+NO_RETRIES: dict[str, Any] = {"retries": {"total_max_attempts": 1, "mode": "standard"}}
 #: all_interleavings refuses to run more orders than this (the count grows factorially).
 #: After an abort, how long to wait for actors to leave (waiting ones leave at once).
 ABORT_GRACE = 0.25
@@ -88,8 +88,8 @@ class _Probe:
 
 
 def _is_outcome(exc: BaseException) -> bool:
-    """A DynamoDB error (or a labkit outcome error) an actor may end with as part of the lesson."""
-    return isinstance(exc, (ClientError, *OUTCOME_ERRORS))
+    """A DynamoDB error (or a labkit outcome error, or an injected fault) an actor may end with."""
+    return isinstance(exc, (ClientError, *OUTCOME_ERRORS)) or hasattr(exc, "labkit_fault")
 
 
 class _Run(_Session):

@@ -10,7 +10,7 @@ import pandas as pd
 from ..errors import ValidationError
 
 #: Columns of a history DataFrame, in order.
-HISTORY_COLUMNS = ("actor", "seq", "turn", "operation", "key", "start", "end", "outcome", "retries")
+HISTORY_COLUMNS = ("actor", "seq", "turn", "operation", "key", "start", "end", "outcome", "retries", "injected")
 
 
 def _history(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:

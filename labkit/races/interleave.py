@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..errors import RaceError, ValidationError, error_code
+from ..faults import FaultSpec, plan_for
 from .gate import ABORT_GRACE, NO_RETRIES, _Aborted, _Probe, _Run
 from .history import _history
 from .types import Actor
@@ -131,12 +132,22 @@ def run_interleaving(
     conn: Connection,
     timeout: float = 10.0,
     strict: bool = True,
+    faults: FaultSpec | None = None,
 ) -> Interleaving:
-    """Run the actors concurrently, their DynamoDB calls forced into ``order`` (a turn = a call)."""
+    """Run the actors concurrently, their DynamoDB calls forced into ``order`` (a turn = a call).
+
+    ``faults`` (e.g. ``["B2: lose-response"]``) injects DynamoDB's failures: see labkit.faults.
+    """
     _check_actors(actors)
     _check_timeout(timeout)
     steps = parse_order(order, actors)
-    return _run(actors, steps, _gated_clients(actors, conn), timeout, strict)
+    plan = plan_for(faults, steps, list(actors))  # checked before any client exists
+    probes = _gated_clients(actors, conn)
+    plan.install(probes)
+    try:
+        return _run(actors, steps, probes, timeout, strict)
+    finally:
+        plan.close()
 
 
 __all__ = ["Interleaving", "parse_order", "run_interleaving"]

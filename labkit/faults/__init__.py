@@ -1,0 +1,136 @@
+"""Faults on purpose: DynamoDB's failures, injected at an exact point or by rule.
+
+Two levels, one set of error shapes (:func:`rejection`). Modules: ``shapes`` (DynamoDB's
+error shapes), ``kinds`` (the faults and their notation), ``race`` (faults in the race lab),
+``rules`` (endpoint rules and the FaultInjector hook), ``control`` (``Labkit.*`` operations).
+The race lab imports this package; it imports no lesson and no race lab.
+
+**Race lab, per actor and per call** (client side, any backend)::
+
+    run_interleaving(actors, "A B A B", conn=conn,
+                     faults=["B2: lose-response", "A1: transaction-conflict"])
+    # or faults={"B": {2: LoseResponse()}, "A": {1: Conflict()}}
+
+A fault lands on an actor's N-th DynamoDB call (1-based) inside botocore's send loop
+(``before-send``), so botocore handles it exactly as it would handle DynamoDB's answer:
+
+=====================  ==================================================================
+``lose-response``      the real request is sent and applied, then the client raises
+                       ``ReadTimeoutError`` (``LoseResponse("connection-closed")``:
+                       ``ConnectionClosedError``) — the answer never arrives
+``transaction-conflict``  answered without writing: a TransactWriteItems gets
+                       ``TransactionCanceledException`` with ``TransactionConflict`` at
+                       action ``item`` and ``None`` elsewhere; a single-item write gets
+                       ``TransactionConflictException``
+``throttle``           ``ProvisionedThroughputExceededException`` (``throttling-exception``:
+                       ``ThrottlingException``), nothing written
+``internal-error``     HTTP 500 ``InternalServerError``, nothing written
+                       (``internal-error-applied``: written, then the 500)
+``hold``               a TransactWriteItems is *in flight*: at its turn the endpoint locks its
+                       items (a real request), the turn passes, and it commits at the actor's
+                       next turn. Competing writes in between get what DynamoDB gives.
+                       Embedded endpoint only.
+=====================  ==================================================================
+
+Every injected fault is named in the race lab's history (column ``injected``).
+
+**Embedded endpoint, by rule** (:class:`FaultRules`, :class:`FaultInjector` — an engine
+hook): operation, table, partition key, error, probability (seeded), count, apply_first.
+``labkit serve --faults FILE`` loads a JSON file (:func:`load_rules`); a notebook whose
+kernel talks to a shared endpoint switches rules on and off with
+:func:`set_endpoint_faults` / :func:`endpoint_faults`, through labkit-only control
+operations (``X-Amz-Target: Labkit.SetFaults``...) that the endpoint answers on
+127.0.0.1 only, because it listens nowhere else. JSON format::
+
+    {"seed": 7,
+     "rules": [{"operation": "PutItem", "table": "labkit-faults", "key": "ACCT#1",
+                "error": "ProvisionedThroughputExceededException",
+                "probability": 0.5, "count": 3, "apply_first": false}]}
+
+Only ``operation`` and ``error`` are required (``"*"`` matches any data-plane operation);
+``probability`` defaults to 1, ``count`` (how many times the rule fires) to unlimited.
+"""
+
+from __future__ import annotations
+
+from .control import (
+    CONTROL_OPERATIONS,
+    advance_token_clock,
+    control,
+    endpoint_fault_log,
+    endpoint_faults,
+    handle_control,
+    injector_of,
+    set_endpoint_faults,
+)
+from .kinds import (
+    FAULT_NAMES,
+    Conflict,
+    Fault,
+    FaultSpec,
+    Hold,
+    LoseResponse,
+    ServerError,
+    Throttle,
+    parse_faults,
+)
+from .race import (
+    FaultPlan,
+    canned_response,
+    inject,
+    plan_for,
+)
+from .rules import (
+    FaultInjector,
+    FaultRule,
+    FaultRules,
+    load_rules,
+)
+from .shapes import (
+    CONFLICTABLE,
+    ERROR_PREFIX,
+    ERRORS,
+    OPERATIONS,
+    cancelled,
+    canonical,
+    conflict_reasons,
+    error_body,
+    rejection,
+)
+
+__all__ = [
+    "CONFLICTABLE",
+    "CONTROL_OPERATIONS",
+    "Conflict",
+    "ERRORS",
+    "ERROR_PREFIX",
+    "FAULT_NAMES",
+    "Fault",
+    "FaultInjector",
+    "FaultPlan",
+    "FaultRule",
+    "FaultRules",
+    "FaultSpec",
+    "Hold",
+    "LoseResponse",
+    "OPERATIONS",
+    "ServerError",
+    "Throttle",
+    "advance_token_clock",
+    "cancelled",
+    "canned_response",
+    "canonical",
+    "conflict_reasons",
+    "control",
+    "endpoint_fault_log",
+    "endpoint_faults",
+    "error_body",
+    "handle_control",
+    "inject",
+    "injector_of",
+    "load_rules",
+    "parse_faults",
+    "plan_for",
+    "rejection",
+    "set_endpoint_faults",
+]

@@ -1,0 +1,181 @@
+"""The race lab's faults: what happens to one call, and the ``"B2: lose-response"`` notation."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..errors import ValidationError
+from .shapes import THROTTLES, did_you_mean
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A fault on one call. Subclasses say what happens to that call."""
+
+    #: what the history's ``injected`` column shows
+    label: str = field(default="", init=False)
+
+    def check(self, operation: str | None) -> None:
+        """Refuse an operation this fault cannot apply to (None: not known before the run)."""
+
+
+@dataclass(frozen=True)
+class LoseResponse(Fault):
+    """The request is sent and applied; the answer is lost (``ReadTimeoutError`` by default)."""
+
+    error: str = "read-timeout"  # or "connection-closed"
+
+    def __post_init__(self) -> None:
+        if self.error not in ("read-timeout", "connection-closed"):
+            raise ValidationError(f"LoseResponse(error={self.error!r}): use 'read-timeout' or 'connection-closed'")
+        object.__setattr__(self, "label", "lose-response")
+
+
+@dataclass(frozen=True)
+class Conflict(Fault):
+    """Answered without writing: TransactionConflict at action ``item`` (or TransactionConflictException)."""
+
+    item: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.item, int) or self.item < 0:
+            raise ValidationError(f"Conflict(item={self.item!r}): item is a 0-based action index")
+        object.__setattr__(self, "label", "transaction-conflict")
+
+
+@dataclass(frozen=True)
+class Throttle(Fault):
+    """Answered without writing: ProvisionedThroughputExceededException (or ThrottlingException...)."""
+
+    code: str = "ProvisionedThroughputExceededException"
+
+    def __post_init__(self) -> None:
+        throttles = THROTTLES
+        if self.code not in throttles:
+            raise ValidationError(f"Throttle(code={self.code!r}): use one of {', '.join(throttles)}")
+        object.__setattr__(
+            self,
+            "label",
+            "throttle"
+            if self.code == throttles[0]
+            else "throttling-exception"
+            if self.code == throttles[1]
+            else "request-limit",
+        )
+
+
+@dataclass(frozen=True)
+class ServerError(Fault):
+    """HTTP 500 InternalServerError; with ``applied=True`` the write happens first."""
+
+    applied: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "label", "internal-error-applied" if self.applied else "internal-error")
+
+
+@dataclass(frozen=True)
+class Hold(Fault):
+    """A TransactWriteItems held in flight: locked at this turn, committed at the actor's next."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "label", "hold")
+
+
+#: The fault DSL's names.
+FAULT_NAMES: dict[str, Callable[[], Fault]] = {
+    "lose-response": LoseResponse,
+    "connection-closed": lambda: LoseResponse("connection-closed"),
+    "transaction-conflict": Conflict,
+    "throttle": Throttle,
+    "throttling-exception": lambda: Throttle("ThrottlingException"),
+    "request-limit": lambda: Throttle("RequestLimitExceeded"),
+    "internal-error": ServerError,
+    "internal-error-applied": lambda: ServerError(applied=True),
+    "hold": Hold,
+}
+_SPEC = re.compile(r"^\s*(?P<actor>[^\s:]+?)(?P<n>\d+)\s*:\s*(?P<name>[a-z-]+)(?:\((?P<arg>\d+)\))?\s*$")
+
+FaultSpec = Mapping[str, Mapping[int, Fault]] | Sequence[str]
+
+
+def parse_faults(spec: FaultSpec | None, actors: Sequence[str]) -> dict[str, dict[int, Fault]]:
+    """``["B2: lose-response", "A1: transaction-conflict(1)"]`` or ``{"B": {2: LoseResponse()}}``
+    -> ``{actor: {call number (1-based): Fault}}``. Bad input is a ValidationError naming it."""
+    plan: dict[str, dict[int, Fault]] = {}
+    if spec is None:
+        return plan
+    names = ", ".join(map(repr, actors))
+    if isinstance(spec, Mapping):
+        entries = [(a, n, f) for a, calls in spec.items() for n, f in dict(calls).items()]
+    elif isinstance(spec, str):
+        raise ValidationError(f"faults={spec!r}: pass a list of strings, e.g. [{spec!r}]")
+    else:
+        entries = []
+        for text in spec:
+            match = _SPEC.match(str(text))
+            if match is None:
+                raise ValidationError(
+                    f"fault {text!r} is not 'ACTOR N: fault', e.g. 'B2: lose-response' "
+                    f"(B's second call); faults: {', '.join(FAULT_NAMES)}"
+                )
+            name = match["name"]
+            if name not in FAULT_NAMES:
+                raise ValidationError(
+                    f"unknown fault {name!r} in {text!r}"
+                    f"{did_you_mean(name, list(FAULT_NAMES))}; "
+                    f"known faults: {', '.join(FAULT_NAMES)}"
+                )
+            fault = (
+                Conflict(int(match["arg"])) if match["arg"] and name == "transaction-conflict" else FAULT_NAMES[name]()
+            )
+            if match["arg"] and name != "transaction-conflict":
+                raise ValidationError(
+                    f"{text!r}: only transaction-conflict takes an argument (the 0-based action index)"
+                )
+            entries.append((match["actor"], int(match["n"]), fault))
+    for actor, n, fault in entries:
+        if actor not in actors:
+            raise ValidationError(f"a fault names actor {actor!r}, which is not one of {names}")
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValidationError(
+                f"fault on {actor!r}: call number {n!r} must be an int >= 1 (1 = the actor's first DynamoDB call)"
+            )
+        if not isinstance(fault, Fault):
+            raise ValidationError(
+                f"fault on {actor}{n} is {fault!r}, not a labkit.faults.Fault "
+                "(LoseResponse(), Conflict(), Throttle(), ServerError(), Hold())"
+            )
+        if n in plan.setdefault(actor, {}):
+            raise ValidationError(f"two faults on {actor}{n}; give each call at most one")
+        plan[actor][n] = fault
+    return plan
+
+
+def turns_needed(calls: Mapping[int, Fault]) -> int:
+    """Turns an actor needs for its last faulted call to fire (a Hold takes two turns)."""
+    if not calls:
+        return 0
+    last = max(calls)
+    holds = sum(1 for n, f in calls.items() if isinstance(f, Hold) and n < last)
+    return last + holds + (1 if isinstance(calls[last], Hold) else 0)
+
+
+def check_order(plan: Mapping[str, Mapping[int, Fault]], order: Sequence[str]) -> None:
+    """Refuse, before the run, a fault the order can never reach."""
+    for actor, calls in plan.items():
+        need, have = turns_needed(calls), list(order).count(actor)
+        if need > have:
+            last = max(calls)
+            held = (
+                " (a hold takes two turns: prepare, then commit)"
+                if any(isinstance(f, Hold) for f in calls.values())
+                else ""
+            )
+            raise ValidationError(
+                f"the fault on {actor}{last} ({calls[last].label}) can never fire: the order "
+                f"{' '.join(order)!r} gives {actor!r} {have} turn(s) and it needs {need}{held}. "
+                f"Give {actor!r} more turns or move the fault to an earlier call"
+            )

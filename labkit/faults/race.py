@@ -1,0 +1,208 @@
+"""Race-lab faults at work: each lands on an actor's N-th call inside botocore's send loop.
+
+A fault answers from ``before-send`` (a canned response in DynamoDB's exact shape, which
+botocore handles as it would DynamoDB's), or sends the real request first and then loses the
+answer, or holds a transaction in flight across turns (through the endpoint's control
+operations). :func:`plan_for` is what ``run_interleaving(..., faults=...)`` calls; :func:`inject`
+puts faults on one client outside the race lab.
+"""
+
+from __future__ import annotations
+
+import binascii
+import contextlib
+import itertools
+import json
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.awsrequest import AWSResponse, HTTPHeaders
+from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
+
+from ..endpoint_hooks import Rejection
+from ..errors import RaceError, ValidationError
+from .control import control
+from .kinds import Conflict, Fault, FaultSpec, Hold, LoseResponse, ServerError, Throttle, check_order, parse_faults
+from .shapes import HELD, error_body, rejection
+
+
+class _Raw:
+    """The raw stream botocore reads a canned response from."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        yield self.body
+
+
+def canned_response(url: str, rej: Rejection) -> AWSResponse:
+    """What DynamoDB's HTTP answer for ``rej`` looks like to botocore (headers checked by it)."""
+    body = error_body(rej)
+    headers = {
+        "content-type": "application/x-amz-json-1.0",
+        "x-amz-crc32": str(binascii.crc32(body)),
+        "x-amzn-requestid": f"labkit-fault-{next(_ids):08d}",
+        "content-length": str(len(body)),
+    }
+    return AWSResponse(url, rej.status, HTTPHeaders.from_dict(headers), _Raw(body))
+
+
+_ids = itertools.count(1)
+_CALL = "labkit_call"  # the race lab's per-call record (labkit.races)
+_FAULT = "labkit_fault"
+
+
+class FaultPlan:
+    """Race-lab faults installed on gated clients. Made by :func:`plan_for`; close() when done."""
+
+    def __init__(self, plan: Mapping[str, Mapping[int, Fault]]) -> None:
+        self.plan = {a: dict(c) for a, c in plan.items()}
+        self.fired: list[tuple[str, int, str]] = []
+        self._calls: dict[str, int] = {}
+        self._held: list[tuple[str, str]] = []  # (endpoint url, token) to release at close
+        self._installed: list[tuple[Any, str, Callable[..., Any]]] = []
+        self._lock = threading.Lock()
+
+    def install(self, probes: Mapping[str, Any]) -> FaultPlan:
+        """Hook each actor's client (``probes[actor].client``; ``.session`` is the race session)."""
+        for actor, probe in probes.items():
+            if actor not in self.plan:
+                continue
+            events = probe.client.meta.events
+
+            def count(context: dict[str, Any], actor: str = actor, **_: Any) -> None:
+                with self._lock:
+                    n = self._calls[actor] = self._calls.get(actor, 0) + 1
+                fault = self.plan[actor].get(n)
+                if fault is not None:
+                    context[_FAULT] = (actor, n, fault)
+                    if isinstance(context.get(_CALL), dict):
+                        context[_CALL]["injected"] = fault.label
+
+            def send(request: Any, probe: Any = probe, **_: Any) -> Any:
+                found = (request.context or {}).get(_FAULT)
+                if found is None:
+                    return None
+                return self._act(probe, request, *found)
+
+            events.register("before-call.dynamodb", count)
+            events.register("before-send.dynamodb", send)
+            self._installed += [(events, "before-call.dynamodb", count), (events, "before-send.dynamodb", send)]
+        return self
+
+    def _act(self, probe: Any, request: Any, actor: str, n: int, fault: Fault) -> Any:
+        request.context.pop(_FAULT, None)  # once per call: a botocore retry goes through
+        operation = request.context.get(_CALL, {}).get("operation") or _target(request)
+        params = _body(request)
+        self.fired.append((actor, n, fault.label))
+        if isinstance(fault, LoseResponse):
+            _send(probe.client, request)
+            lost: Exception = (
+                ConnectionClosedError(endpoint_url=request.url)
+                if fault.error == "connection-closed"
+                else ReadTimeoutError(endpoint_url=request.url)
+            )
+            lost.labkit_fault = fault.label  # type: ignore[attr-defined]  # an outcome, not a bug
+            raise lost
+        if isinstance(fault, Conflict):
+            return canned_response(request.url, rejection("TransactionConflict", operation, params, item=fault.item))
+        if isinstance(fault, Throttle):
+            return canned_response(request.url, rejection(fault.code, operation, params))
+        if isinstance(fault, ServerError):
+            if fault.applied:
+                _send(probe.client, request)
+            return canned_response(request.url, rejection("InternalServerError", operation, params))
+        if isinstance(fault, Hold):
+            return self._hold(probe, request, actor, operation, params)
+        raise RaceError(f"fault {fault!r} on {actor}{n} has no implementation")  # pragma: no cover
+
+    def _hold(self, probe: Any, request: Any, actor: str, operation: str, params: Mapping[str, Any]) -> None:
+        token = params.get("ClientRequestToken")
+        if operation != "TransactWriteItems" or not token:
+            raise RaceError(
+                f"hold on {actor}: only a TransactWriteItems can be held in flight, "
+                f"and this call is {operation}; move the fault to that call"
+            )
+        url = request.url
+        control(url, "HoldTransaction", {"ClientRequestToken": token})
+        self._held.append((url, str(token)))
+        answer = _send(probe.client, request)  # the real request: the endpoint locks its items
+        if HELD not in answer.text:
+            raise RaceError(
+                f"hold on {actor}: the endpoint did not hold the transaction "
+                f"({answer.status_code}: {answer.text[:200]})"
+            )
+        session, call = probe.session, request.context.get(_CALL)
+        if session is not None and isinstance(call, dict) and "start" in call:
+            prepared = {**call, "outcome": "held", "retries": 0, "injected": "hold"}
+            session.after(actor, prepared)  # the prepare turn is done; others may go
+            for k in ("start", "turn", "end"):
+                call.pop(k, None)
+            call["injected"] = "commit"
+            session.before(actor, call)  # wait for the actor's next turn: the commit
+        return None  # botocore now sends the request for real: the commit
+
+    def close(self) -> None:
+        """Unhook the clients and release transactions still held (an aborted run)."""
+        for events, name, handler in self._installed:
+            events.unregister(name, handler)
+        self._installed.clear()
+        for url, token in self._held:
+            with contextlib.suppress(Exception):
+                control(url, "ReleaseTransaction", {"ClientRequestToken": token})
+        self._held.clear()
+
+
+def plan_for(spec: FaultSpec | None, order: Sequence[str], actors: Sequence[str]) -> FaultPlan:
+    """Parse and check ``faults=`` against the order, before anything runs."""
+    plan = parse_faults(spec, list(actors))
+    check_order(plan, order)
+    return FaultPlan(plan)
+
+
+@dataclass
+class _Lone:
+    client: Any
+    session: Any = None
+
+
+def inject(client: Any, faults: Mapping[int, Fault] | Sequence[str]) -> FaultPlan:
+    """Faults on one client's calls outside the race lab: ``inject(c, ["1: lose-response"])``.
+
+    The client keeps its own retry settings, so botocore's retries meet the fault as they
+    would meet DynamoDB's answer. Call ``close()`` on the result to remove the faults.
+    """
+    spec: FaultSpec = {"client": faults} if isinstance(faults, Mapping) else [f"client{f}" for f in faults]
+    plan = parse_faults(spec, ["client"])
+    if any(isinstance(f, Hold) for f in plan.get("client", {}).values()):
+        raise ValidationError(
+            "a hold needs turns to hold the transaction across: use it in "
+            "run_interleaving(..., faults=['A1: hold']), not inject()"
+        )
+    return FaultPlan(plan).install({"client": _Lone(client)})
+
+
+def _target(request: Any) -> str:
+    return str(request.headers.get("X-Amz-Target", b"") or "").rpartition(".")[2]
+
+
+def _body(request: Any) -> dict[str, Any]:
+    body = request.body
+    if hasattr(body, "read"):
+        body = body.read()
+        request.reset_stream()
+    try:
+        params = json.loads(body or b"{}")
+    except ValueError:
+        return {}
+    return params if isinstance(params, dict) else {}
+
+
+def _send(client: Any, request: Any) -> Any:
+    """Send the prepared request for real, with the client's own HTTP session."""
+    answer = client._endpoint.http_session.send(request)
+    _ = answer.content
+    return answer

@@ -1,0 +1,128 @@
+"""DynamoDB's error shapes: the exact answer DynamoDB gives an operation for each error.
+
+One set of shapes serves both fault levels: the race lab's canned responses
+(:mod:`labkit.faults.race`) and the endpoint rules (:mod:`labkit.faults.rules`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._errors_map import THROTTLING_CODES
+from ..endpoint_hooks import Rejection
+from ..errors import ValidationError
+
+ERROR_PREFIX = "com.amazonaws.dynamodb.v20120810#"
+
+#: Every error a fault may name -> (HTTP status, DynamoDB's message). "TransactionConflict"
+#: takes the shape the operation gets from DynamoDB (see :func:`rejection`).
+ERRORS: dict[str, tuple[int, str]] = {
+    "ProvisionedThroughputExceededException": (
+        400,
+        "The level of configured provisioned throughput for the table was exceeded. "
+        "Consider increasing your provisioning level with the UpdateTable API.",
+    ),
+    "ThrottlingException": (400, "Rate of requests exceeds the allowed throughput."),
+    "RequestLimitExceeded": (
+        400,
+        "Throughput exceeds the current throughput limit for your account. "
+        "Please contact AWS Support at https://aws.amazon.com/support request a limit increase",
+    ),
+    "InternalServerError": (500, "Internal server error"),
+    "ServiceUnavailable": (503, "The service is currently unavailable or busy."),
+    "TransactionConflict": (400, "Transaction is ongoing for the item"),
+}
+#: DynamoDB's message for a single-item write that meets a transaction in flight.
+CONFLICT_EXCEPTION_MESSAGE = "Operation was rejected because there is an ongoing transaction for the item."
+#: Data-plane operations a rule may name ("*" matches them all).
+OPERATIONS = (
+    "GetItem",
+    "PutItem",
+    "UpdateItem",
+    "DeleteItem",
+    "Query",
+    "Scan",
+    "BatchGetItem",
+    "BatchWriteItem",
+    "TransactGetItems",
+    "TransactWriteItems",
+)
+#: Operations DynamoDB can refuse with a transaction conflict.
+CONFLICTABLE = ("PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "TransactGetItems")
+#: Errors that mean "slow down" (labkit maps them all to Throttled, in labkit._errors_map).
+THROTTLES = tuple(sorted(THROTTLING_CODES, key=list(ERRORS).index))
+#: The error code the endpoint answers the prepare of a held transaction with (labkit-only).
+HELD = "LabkitTransactionHeld"
+
+
+def did_you_mean(name: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _actions(params: Mapping[str, Any]) -> int:
+    return len(params.get("TransactItems") or [])
+
+
+def cancelled(reasons: Sequence[Mapping[str, Any]]) -> Rejection:
+    """DynamoDB's TransactionCanceledException for these CancellationReasons (request order)."""
+    codes = ", ".join(str(r.get("Code", "None")) for r in reasons)
+    return Rejection(
+        "TransactionCanceledException",
+        f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
+        400,
+        {"CancellationReasons": [dict(r) for r in reasons]},
+    )
+
+
+def conflict_reasons(actions: int, conflicting: Sequence[int]) -> list[dict[str, str]]:
+    """``TransactionConflict`` at the conflicting actions, ``None`` at the others."""
+    return [
+        {"Code": "TransactionConflict", "Message": ERRORS["TransactionConflict"][1]}
+        if i in conflicting
+        else {"Code": "None"}
+        for i in range(actions)
+    ]
+
+
+def rejection(
+    error: str, operation: str, params: Mapping[str, Any], *, item: int = 0, apply_first: bool = False
+) -> Rejection:
+    """The answer DynamoDB gives ``operation`` for ``error``, in DynamoDB's exact shape.
+
+    ``TransactionConflict``: a transaction gets ``TransactionCanceledException`` whose
+    CancellationReasons hold ``TransactionConflict`` at action ``item`` and ``None`` at the
+    others; a single-item write gets ``TransactionConflictException``.
+    """
+    if error not in ERRORS:
+        raise ValidationError(
+            f"unknown error {error!r}{did_you_mean(error, list(ERRORS))}; known errors: {', '.join(ERRORS)}"
+        )
+    status, message = ERRORS[error]
+    if error == "TransactionConflict":
+        if operation in ("TransactWriteItems", "TransactGetItems"):
+            n = max(_actions(params), item + 1)
+            return _replace(cancelled(conflict_reasons(n, [item])), apply_first)
+        return Rejection("TransactionConflictException", CONFLICT_EXCEPTION_MESSAGE, 400, apply_first=apply_first)
+    return Rejection(error, message, status, apply_first=apply_first)
+
+
+def _replace(rej: Rejection, apply_first: bool) -> Rejection:
+    return Rejection(rej.code, rej.message, rej.status, rej.extra, apply_first)
+
+
+def error_body(rej: Rejection) -> bytes:
+    """The JSON body DynamoDB sends for a rejection."""
+    payload = {"__type": ERROR_PREFIX + rej.code, "message": rej.message, **rej.extra}
+    return json.dumps(payload, separators=(",", ":")).encode("utf-8")
+
+
+def canonical(value: Any) -> str:
+    """A partition key value as the canonical string the engine reports (S/N as is, B base64)."""
+    if isinstance(value, Mapping) and len(value) == 1:
+        ((_, raw),) = value.items()
+        return str(raw)
+    return str(value)

@@ -1,0 +1,607 @@
+"""Faults on purpose: DynamoDB's error shapes, race-lab faults per call, endpoint rules, held transactions."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError, ConnectionClosedError, ReadTimeoutError
+
+from labkit import uniqueness as U
+from labkit.backend import Connection
+from labkit.cli import main
+from labkit.errors import (
+    ConfigurationError,
+    OutcomeUnknown,
+    RaceError,
+    StaleAccount,
+    TransactionConflict,
+    ValidationError,
+    ValueTaken,
+)
+from labkit.faults import (
+    Conflict,
+    FaultRule,
+    FaultRules,
+    Hold,
+    LoseResponse,
+    ServerError,
+    Throttle,
+    advance_token_clock,
+    control,
+    endpoint_fault_log,
+    endpoint_faults,
+    inject,
+    load_rules,
+    parse_faults,
+    rejection,
+    set_endpoint_faults,
+)
+from labkit.races import run_interleaving
+
+CONFLICT = {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}
+
+
+def item(pk: str, **attrs: str) -> dict[str, Any]:
+    return {"PK": {"S": pk}, "SK": {"S": "X"}, **{k: {"S": v} for k, v in attrs.items()}}
+
+
+def get(conn: Connection, pk: str) -> dict[str, Any] | None:
+    out = conn.client.get_item(TableName=conn.table_name, Key={"PK": {"S": pk}, "SK": {"S": "X"}}, ConsistentRead=True)
+    return out.get("Item")
+
+
+def signup(table: str, email: str, username: str) -> Callable[[Any], str]:
+    def actor(client: Any) -> str:
+        return U.register(client, table, email=email, username=username).account_id
+
+    return actor
+
+
+def injected(res: Any) -> list[str]:
+    return [v if isinstance(v, str) else "" for v in res.history["injected"]]
+
+
+@pytest.fixture
+def no_faults(tconn: Connection) -> Iterator[Connection]:
+    """The embedded endpoint with no fault rules before and after the test."""
+    set_endpoint_faults(tconn, None)
+    yield tconn
+    set_endpoint_faults(tconn, None)
+
+
+def client(conn: Connection, attempts: int = 1, mode: str = "standard") -> Any:
+    return conn.new_client(retries={"total_max_attempts": attempts, "mode": mode})
+
+
+# ---------------------------------------------------------------- DynamoDB's shapes
+
+
+def test_rejection__conflict_on_transaction__cancelled_with_reasons_in_request_order() -> None:
+    """A transaction conflict is TransactionCanceledException: TransactionConflict at the action, None elsewhere."""
+    rej = rejection("TransactionConflict", "TransactWriteItems", {"TransactItems": [{}, {}, {}]}, item=1)
+    assert (rej.code, rej.status, rej.apply_first) == ("TransactionCanceledException", 400, False)
+    assert rej.extra["CancellationReasons"] == [{"Code": "None"}, CONFLICT, {"Code": "None"}]
+    assert rej.message.endswith("[None, TransactionConflict, None]")
+
+
+def test_rejection__conflict_on_single_write__transaction_conflict_exception() -> None:
+    """A PutItem meeting a transaction gets TransactionConflictException, HTTP 400."""
+    rej = rejection("TransactionConflict", "PutItem", {})
+    assert (rej.code, rej.status) == ("TransactionConflictException", 400)
+    assert rej.message == "Operation was rejected because there is an ongoing transaction for the item."
+
+
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        ("ProvisionedThroughputExceededException", 400),
+        ("ThrottlingException", 400),
+        ("RequestLimitExceeded", 400),
+        ("InternalServerError", 500),
+        ("ServiceUnavailable", 503),
+    ],
+)
+def test_rejection__service_errors__dynamodb_code_and_status(error: str, status: int) -> None:
+    """Throttling errors are 400s; InternalServerError 500; ServiceUnavailable 503."""
+    rej = rejection(error, "GetItem", {})
+    assert (rej.code, rej.status) == (error, status)
+
+
+def test_rejection__unknown_error__validation_error_suggests_the_name() -> None:
+    """A misspelt error name says which one was meant."""
+    with pytest.raises(ValidationError, match="did you mean 'ThrottlingException'"):
+        rejection("ThrottlingExeption", "GetItem", {})
+
+
+# ---------------------------------------------------------------- race-lab faults
+
+
+def test_race_fault__lose_response__applied_then_read_timeout_and_pinned_resend_succeeds(
+    tconn: Connection,
+) -> None:
+    """B2 lose-response: the sign-up is applied, B sees ReadTimeoutError; resending the same
+    Registration succeeds once, a naive retry (new token and id) says the email is taken."""
+    table = tconn.table_name
+    reg = U.prepare_registration(email="ada@lovelace.io", username="ada")
+
+    def b(client: Any) -> str:
+        U.taken_values(client, table, reg)  # call 1
+        U.submit(client, table, reg)  # call 2: lost
+        return "answered"
+
+    res = run_interleaving({"B": b}, "B B", conn=tconn, faults=["B2: lose-response"])
+    assert isinstance(res.errors["B"], OutcomeUnknown)  # labkit's: the write MAY have been applied
+    assert isinstance(res.errors["B"].__cause__, ReadTimeoutError)
+    assert list(res.history["outcome"]) == ["ok", "ReadTimeoutError"]
+    assert injected(res) == ["", "lose-response"]
+    assert U.get_account(tconn.client, table, reg.account_id) is not None  # the write was applied
+    with pytest.raises(ValueTaken) as naive:
+        U.register(tconn.client, table, email="ada@lovelace.io", username="ada")
+    assert naive.value.fields == {"email": "ada@lovelace.io", "username": "ada"}
+    assert U.submit(tconn.client, table, reg) == reg  # same token: succeeds, writes nothing new
+
+
+def test_race_fault__connection_closed__raises_connection_closed_error(tconn: Connection) -> None:
+    """The connection-closed variant raises what botocore raises when the socket drops."""
+    table = tconn.table_name
+
+    def a(client: Any) -> None:
+        client.put_item(TableName=table, Item=item("P", v="1"))
+
+    res = run_interleaving({"A": a}, "A", conn=tconn, faults={"A": {1: LoseResponse("connection-closed")}})
+    assert isinstance(res.errors["A"], ConnectionClosedError)
+    assert get(tconn, "P") == item("P", v="1")
+
+
+def test_race_fault__transaction_conflict__register_raises_transaction_conflict_and_retry_succeeds(
+    tconn: Connection,
+) -> None:
+    """A1 transaction-conflict(2): cancelled with the reason at the username marker, nothing
+    written; labkit maps it to TransactionConflict, and the resend succeeds."""
+    table = tconn.table_name
+    reg = U.prepare_registration(email="ada@lovelace.io", username="ada")
+
+    def a(client: Any) -> str:
+        try:
+            U.submit(client, table, reg)
+        except TransactionConflict as exc:
+            assert exc.reasons == ({"Code": "None"}, {"Code": "None"}, CONFLICT)
+            assert U.table_items(tconn.client, table).empty  # nothing was written
+            U.submit(client, table, reg)
+            return "retried"
+        return "first try"
+
+    res = run_interleaving({"A": a}, "A A", conn=tconn, faults=["A1: transaction-conflict(2)"])
+    assert res.results == {"A": "retried"}
+    assert list(res.history["outcome"]) == ["TransactionCanceledException", "ok"]
+    assert U.audit(tconn.client, table).ok
+
+
+def test_race_fault__transaction_conflict_on_put__transaction_conflict_exception(tconn: Connection) -> None:
+    """On a single-item write the same fault is TransactionConflictException, and nothing is written."""
+    table = tconn.table_name
+
+    def a(client: Any) -> None:
+        client.put_item(TableName=table, Item=item("P"))
+
+    res = run_interleaving({"A": a}, "A", conn=tconn, faults={"A": {1: Conflict()}})
+    err = res.errors["A"]
+    assert isinstance(err, ClientError)
+    assert err.response["Error"]["Code"] == "TransactionConflictException"
+    assert err.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    assert get(tconn, "P") is None
+
+
+@pytest.mark.parametrize(
+    ("fault", "code", "status"),
+    [
+        ("throttle", "ProvisionedThroughputExceededException", 400),
+        ("throttling-exception", "ThrottlingException", 400),
+        ("internal-error", "InternalServerError", 500),
+    ],
+)
+def test_race_fault__service_error__shape_and_nothing_written(
+    tconn: Connection,
+    fault: str,
+    code: str,
+    status: int,
+) -> None:
+    """Throttling and a 500 answer without writing (the race lab's clients do not retry)."""
+    table = tconn.table_name
+
+    def a(client: Any) -> None:
+        client.put_item(TableName=table, Item=item("P"))
+
+    res = run_interleaving({"A": a}, "A", conn=tconn, faults=[f"A1: {fault}"])
+    err = res.errors["A"]
+    assert isinstance(err, ClientError)
+    assert (err.response["Error"]["Code"], err.response["ResponseMetadata"]["HTTPStatusCode"]) == (code, status)
+    assert get(tconn, "P") is None
+    assert injected(res) == [fault]
+
+
+def test_race_fault__internal_error_applied__written_then_500(tconn: Connection) -> None:
+    """internal-error-applied: the write happened, the answer is a 500 (as DynamoDB may do)."""
+    table = tconn.table_name
+
+    def a(client: Any) -> None:
+        client.put_item(TableName=table, Item=item("P"))
+
+    res = run_interleaving({"A": a}, "A", conn=tconn, faults={"A": {1: ServerError(applied=True)}})
+    assert res.error_codes() == {"A": "InternalServerError"}
+    assert get(tconn, "P") == item("P")
+
+
+@pytest.mark.parametrize(
+    ("faults", "message"),
+    [
+        (["B3: throttle"], "B3 .* can never fire: the order 'A B B' gives 'B' 2 turn"),
+        (["A2: hold"], "needs 3 .*a hold takes two turns"),
+        (["Z1: throttle"], "actor 'Z', which is not one of"),
+        (["A1: thottle"], "unknown fault 'thottle'.*did you mean 'throttle'"),
+        (["A1 throttle"], "is not 'ACTOR N: fault'"),
+        (["A0: throttle"], "call number 0 must be an int >= 1"),
+        (["A1: throttle", "A1: hold"], "two faults on A1"),
+        ({"A": {1: "throttle"}}, "not a labkit.faults.Fault"),
+        ("A1: throttle", "pass a list of strings"),
+    ],
+)
+def test_race_fault__bad_spec__validation_error_before_any_call(
+    tconn: Connection,
+    faults: Any,
+    message: str,
+) -> None:
+    """A fault that cannot fire, or cannot be read, is refused before the run: nothing is called."""
+    calls: list[str] = []
+
+    def actor(client: Any) -> None:
+        calls.append("called")
+
+    with pytest.raises(ValidationError, match=message):
+        run_interleaving({"A": actor, "B": actor}, "A B B", conn=tconn, faults=faults)
+    assert calls == []
+
+
+def test_inject__lost_response_on_a_retrying_client__sdk_resends_the_same_token(tconn: Connection) -> None:
+    """inject() outside the race lab: botocore's own retry meets the lost response and resends the
+    same body (same auto ClientRequestToken), so the conditional transaction is applied once."""
+    c = client(tconn, attempts=3)
+    bodies: list[bytes] = []
+    c.meta.events.register("before-send.dynamodb.TransactWriteItems", lambda request, **_: bodies.append(request.body))
+    plan = inject(c, ["1: lose-response"])
+    put = {"TableName": tconn.table_name, "Item": item("P"), "ConditionExpression": "attribute_not_exists(PK)"}
+    out = c.transact_write_items(TransactItems=[{"Put": put}])
+    plan.close()
+    assert out["ResponseMetadata"]["RetryAttempts"] == 1
+    assert len(bodies) == 2 and bodies[0] == bodies[1]
+    assert plan.fired == [("client", 1, "lose-response")]
+    with pytest.raises(ValidationError, match="a hold needs turns"):
+        inject(c, ["1: hold"])
+
+
+def test_parse_faults__dsl_and_dict__same_plan() -> None:
+    """The string DSL and the dict form build the same plan."""
+    dsl = parse_faults(["B2: lose-response", "A1: transaction-conflict(1)", "A3: hold"], ["A", "B"])
+    assert dsl == {"B": {2: LoseResponse()}, "A": {1: Conflict(1), 3: Hold()}}
+    assert parse_faults(["A1: throttling-exception"], ["A"]) == {"A": {1: Throttle("ThrottlingException")}}
+
+
+# ---------------------------------------------------------------- held transactions (real conflicts)
+
+
+def test_hold__competing_registration__transaction_conflict_at_the_shared_markers(no_faults: Connection) -> None:
+    """A's sign-up held in flight; B's sign-up for the same email and username is cancelled by the
+    endpoint with TransactionConflict at both markers; A commits; B's retry finds them taken."""
+    table = no_faults.table_name
+    b_errors: list[BaseException] = []
+
+    def b(client: Any) -> str:
+        try:
+            return signup(table, "ada@lovelace.io", "ada")(client)
+        except TransactionConflict as exc:
+            b_errors.append(exc)
+            raise
+
+    res = run_interleaving(
+        {"A": signup(table, "ada@lovelace.io", "ada"), "B": b}, "A B A", conn=no_faults, faults=["A1: hold"]
+    )
+    assert list(res.history["outcome"]) == ["held", "TransactionCanceledException", "ok"]
+    assert injected(res) == ["hold", "", "commit"]
+    (err,) = b_errors
+    assert isinstance(err, TransactionConflict)
+    assert err.reasons == ({"Code": "None"}, CONFLICT, CONFLICT)
+    assert U.audit(no_faults.client, table).ok
+    with pytest.raises(ValueTaken):
+        signup(table, "ada@lovelace.io", "ada")(no_faults.client)
+
+
+def test_hold__plain_write_to_a_held_item__transaction_conflict_exception(no_faults: Connection) -> None:
+    """A PutItem on an item of the held transaction gets TransactionConflictException and writes nothing."""
+    table = no_faults.table_name
+    marker = {"PK": {"S": "UNIQ#EMAIL#ada@lovelace.io"}, "SK": {"S": "LOCK"}}
+
+    def b(client: Any) -> None:
+        client.put_item(TableName=table, Item={**marker, "owner": {"S": "mallory"}})
+
+    res = run_interleaving(
+        {"A": signup(table, "ada@lovelace.io", "ada"), "B": b}, "A B A", conn=no_faults, faults=["A1: hold"]
+    )
+    assert res.error_codes() == {"B": "TransactionConflictException"}
+    stored = no_faults.client.get_item(TableName=table, Key=marker)["Item"]
+    assert stored["owner"]["S"] == res.results["A"]
+
+
+def test_hold__other_items__not_blocked(no_faults: Connection) -> None:
+    """Writes to items outside the held transaction go through while it is in flight."""
+    table = no_faults.table_name
+
+    def b(client: Any) -> str:
+        return signup(table, "bob@example.com", "bob")(client)
+
+    res = run_interleaving(
+        {"A": signup(table, "ada@lovelace.io", "ada"), "B": b}, "A B A", conn=no_faults, faults=["A1: hold"]
+    )
+    assert res.errors == {}
+    assert list(res.history["outcome"]) == ["held", "ok", "ok"]
+
+
+def test_hold__aborted_run__releases_the_hold(no_faults: Connection) -> None:
+    """A run that fails between prepare and commit leaves no lock behind."""
+    table = no_faults.table_name
+
+    def b(client: Any) -> None:
+        raise RuntimeError("broken actor")
+
+    with pytest.raises(RaceError):
+        run_interleaving(
+            {"A": signup(table, "ada@lovelace.io", "ada"), "B": b},
+            "A B A",
+            conn=no_faults,
+            faults=["A1: hold"],
+            timeout=5,
+        )
+    assert control(str(no_faults.endpoint_url), "GetFaults", {})["Held"] == []
+    signup(table, "ada@lovelace.io", "ada")(no_faults.client)  # not blocked
+
+
+def test_hold__on_a_non_transaction__race_error_says_where_to_move_it(no_faults: Connection) -> None:
+    """Only a TransactWriteItems can be held."""
+    table = no_faults.table_name
+
+    def a(client: Any) -> None:
+        client.put_item(TableName=table, Item=item("P"))
+
+    with pytest.raises(RaceError, match="only a TransactWriteItems can be held"):
+        run_interleaving({"A": a}, "A A", conn=no_faults, faults=["A1: hold"], strict=False)
+
+
+# ---------------------------------------------------------------- endpoint rules
+
+
+def test_endpoint_rule__throttle_twice__sdk_retries_and_succeeds(no_faults: Connection) -> None:
+    """Two throttles on PutItem: a client with 3 attempts succeeds on the third (RetryAttempts 2)."""
+    table = no_faults.table_name
+    rule = {"operation": "PutItem", "table": table, "error": "ProvisionedThroughputExceededException", "count": 2}
+    with endpoint_faults(no_faults, [rule]):
+        out = client(no_faults, attempts=3).put_item(TableName=table, Item=item("P"))
+    assert out["ResponseMetadata"]["RetryAttempts"] == 2
+    assert [e["error"] for e in endpoint_fault_log(no_faults)][-2:] == ["ProvisionedThroughputExceededException"] * 2
+    assert get(no_faults, "P") == item("P")
+
+
+def test_endpoint_rule__throttle_without_retries__client_error_and_nothing_written(no_faults: Connection) -> None:
+    """Without retries the caller sees ProvisionedThroughputExceededException (400); nothing written."""
+    table = no_faults.table_name
+    rule = {"operation": "PutItem", "table": table, "error": "ProvisionedThroughputExceededException"}
+    with endpoint_faults(no_faults, [rule]), pytest.raises(ClientError) as exc:
+        client(no_faults).put_item(TableName=table, Item=item("P"))
+    assert exc.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
+    assert exc.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    assert get(no_faults, "P") is None
+
+
+def test_endpoint_rule__internal_error_apply_first__written_and_500(no_faults: Connection) -> None:
+    """apply_first: the request is applied, then answered with InternalServerError (HTTP 500)."""
+    table = no_faults.table_name
+    rule = {"operation": "PutItem", "table": table, "error": "InternalServerError", "apply_first": True}
+    with endpoint_faults(no_faults, [rule]), pytest.raises(ClientError) as exc:
+        client(no_faults).put_item(TableName=table, Item=item("P"))
+    assert exc.value.response["ResponseMetadata"]["HTTPStatusCode"] == 500
+    assert get(no_faults, "P") == item("P")
+
+
+def test_endpoint_rule__transaction_conflict__register_retries_to_success(no_faults: Connection) -> None:
+    """A TransactionConflict rule (once) cancels the sign-up; labkit raises TransactionConflict;
+    the resend of the same Registration succeeds."""
+    table = no_faults.table_name
+    reg = U.prepare_registration(email="ada@lovelace.io", username="ada")
+    with endpoint_faults(
+        no_faults,
+        [{"operation": "TransactWriteItems", "table": table, "error": "TransactionConflict", "item": 1, "count": 1}],
+    ):
+        with pytest.raises(TransactionConflict) as exc:
+            U.submit(client(no_faults), table, reg)
+        assert exc.value.reasons == ({"Code": "None"}, CONFLICT, {"Code": "None"})
+        U.submit(client(no_faults), table, reg)
+    assert U.audit(no_faults.client, table).ok
+
+
+def test_endpoint_rule__key__only_that_partition(no_faults: Connection) -> None:
+    """A rule with a key fires only for requests touching that partition key value."""
+    table = no_faults.table_name
+    with endpoint_faults(no_faults, [{"operation": "*", "table": table, "key": "HOT", "error": "ThrottlingException"}]):
+        client(no_faults).put_item(TableName=table, Item=item("COLD"))
+        with pytest.raises(ClientError, match="ThrottlingException"):
+            client(no_faults).put_item(TableName=table, Item=item("HOT"))
+
+
+def test_endpoint_rule__probability_with_seed__same_storm_every_time(no_faults: Connection) -> None:
+    """probability + seed: the same requests meet the same faults on every run."""
+    table = no_faults.table_name
+
+    def storm() -> list[bool]:
+        failed = []
+        with endpoint_faults(
+            no_faults,
+            {
+                "seed": 42,
+                "rules": [{"operation": "GetItem", "table": table, "error": "ThrottlingException", "probability": 0.5}],
+            },
+        ):
+            c = client(no_faults)
+            for _ in range(20):
+                try:
+                    c.get_item(TableName=table, Key={"PK": {"S": "P"}, "SK": {"S": "X"}})
+                    failed.append(False)
+                except ClientError:
+                    failed.append(True)
+        return failed
+
+    first, second = storm(), storm()
+    assert first == second
+    assert 0 < sum(first) < 20
+
+
+def test_advance_token_clock__resend_after_window__applied_again_is_refused(no_faults: Connection) -> None:
+    """Within 10 minutes a resend is a no-op; after them the same request is new, and the
+    registration's guards refuse it: StaleAccount 'already exists'."""
+    table = no_faults.table_name
+    reg = U.prepare_registration(email="ada@lovelace.io", username="ada")
+    U.submit(no_faults.client, table, reg)
+    advance_token_clock(no_faults, 599)
+    U.submit(no_faults.client, table, reg)  # still remembered
+    advance_token_clock(no_faults, 2)
+    with pytest.raises(StaleAccount, match="already exists"):
+        U.submit(no_faults.client, table, reg)
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ({"operation": "PutIt", "error": "ThrottlingException"}, "unknown operation 'PutIt'.*did you mean 'PutItem'"),
+        ({"operation": "PutItem", "error": "Boom"}, "unknown error 'Boom'"),
+        ({"operation": "PutItem", "error": "ThrottlingException", "probability": 1.5}, "probability 1.5 must be"),
+        ({"operation": "PutItem", "error": "ThrottlingException", "probability": -0.1}, "probability -0.1 must be"),
+        ({"operation": "PutItem", "error": "ThrottlingException", "count": 0}, "count 0 must be an int >= 1"),
+        ({"operation": "GetItem", "error": "TransactionConflict"}, "never answers GetItem with a transaction conflict"),
+        ({"operation": "PutItem", "error": "ThrottlingException", "tabel": "x"}, "unknown field.*tabel"),
+        ({"error": "ThrottlingException"}, "needs operation"),
+    ],
+)
+def test_fault_rules__bad_rule__validation_error(rule: dict[str, Any], message: str) -> None:
+    """A rule DynamoDB could never produce, or a typo, is refused with what to fix."""
+    with pytest.raises(ValidationError, match=message):
+        FaultRules.parse({"rules": [rule]})
+
+
+def test_set_endpoint_faults__bad_rule__refused_and_old_rules_kept(no_faults: Connection) -> None:
+    """A bad rule set is refused before it reaches the endpoint; the control operation also
+    refuses one sent by hand (400 ValidationException)."""
+    table = no_faults.table_name
+    set_endpoint_faults(no_faults, [{"operation": "PutItem", "table": table, "error": "ThrottlingException"}])
+    with pytest.raises(ValidationError, match="probability"):
+        set_endpoint_faults(no_faults, [{"operation": "PutItem", "error": "ThrottlingException", "probability": 2}])
+    with pytest.raises(ValidationError, match="probability"):
+        control(
+            str(no_faults.endpoint_url),
+            "SetFaults",
+            {"rules": [{"operation": "PutItem", "error": "ThrottlingException", "probability": 2}]},
+        )
+    assert len(control(str(no_faults.endpoint_url), "GetFaults", {})["rules"]) == 1
+
+
+def test_control__unknown_operation__validation_exception(no_faults: Connection) -> None:
+    """Labkit.* targets the endpoint does not know are a 400 naming the ones it does."""
+    with pytest.raises(ValidationError, match="Labkit.SetFaults"):
+        control(str(no_faults.endpoint_url), "DropTables", {})
+
+
+def test_endpoint_faults__not_embedded__configuration_error() -> None:
+    """Endpoint rules need the embedded endpoint; the message points at race-lab faults."""
+    local = Connection("local", "http://127.0.0.1:1", "us-east-1")
+    with pytest.raises(ConfigurationError, match="race lab's per-call faults"):
+        set_endpoint_faults(local, [])
+
+
+def test_load_rules__file__parsed(tmp_path: Path) -> None:
+    """A JSON faults file loads into FaultRules."""
+    path = tmp_path / "faults.json"
+    path.write_text(
+        json.dumps({"seed": 3, "rules": [{"operation": "*", "error": "InternalServerError", "probability": 0.1}]})
+    )
+    rules = load_rules(path)
+    assert rules == FaultRules((FaultRule("*", "InternalServerError", probability=0.1),), 3)
+
+
+def test_load_rules__not_json__error_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "faults.json"
+    path.write_text("rules: [")
+    with pytest.raises(ValidationError, match=f"faults file {path} is not valid JSON"):
+        load_rules(path)
+    with pytest.raises(ConfigurationError, match="cannot read faults file"):
+        load_rules(tmp_path / "missing.json")
+
+
+def test_serve__bad_faults_file__exit_2_before_listening(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`labkit serve --faults` with a bad rule fails in one line, before anything listens."""
+    path = tmp_path / "faults.json"
+    path.write_text(json.dumps([{"operation": "PutItem", "error": "ThrottlingException", "probability": 7}]))
+    assert main(["serve", "--port", "1", "--faults", str(path)]) == 2
+    assert "probability 7 must be a number from 0 to 1" in capsys.readouterr().err
+
+
+def test_serve__faults_file__aws_client_sees_the_faults(tmp_path: Path) -> None:
+    """`labkit serve --faults FILE`: a plain boto3 client (as the AWS CLI) gets the injected error."""
+    path = tmp_path / "faults.json"
+    path.write_text(json.dumps({"rules": [{"operation": "ListTables", "error": "InternalServerError"}]}))
+    out = subprocess.run(
+        [sys.executable, "-m", "labkit", "serve", "--faults", str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 2 and "unknown operation 'ListTables'" in out.stderr
+    path.write_text(json.dumps({"rules": [{"operation": "GetItem", "error": "ServiceUnavailable"}]}))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LABKIT_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "labkit", "serve", "--port", str(port), "--faults", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        assert "1 rule(s)" in proc.stdout.readline()
+        assert "listening on" in proc.stdout.readline()
+        aws = boto3.client(
+            "dynamodb",
+            endpoint_url=f"http://127.0.0.1:{port}",
+            region_name="us-east-1",
+            aws_access_key_id="x",
+            aws_secret_access_key="x",
+            config=Config(retries={"total_max_attempts": 1}),
+        )
+        aws.create_table(
+            TableName="t",
+            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )  # control plane: never faulted
+        with pytest.raises(ClientError) as exc:
+            aws.get_item(TableName="t", Key={"PK": {"S": "a"}})
+        assert exc.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
+        assert exc.value.response["Error"]["Code"] == "ServiceUnavailable"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
