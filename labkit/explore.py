@@ -177,6 +177,15 @@ class _Budget(Exception):
     """The strategy used up the runs it was given."""
 
 
+def _nondeterministic(prefix: Sequence[str], call: Call, before: Call) -> RaceError:
+    return RaceError(
+        f"actor {call.actor!r} is not deterministic: at step {len(prefix)} of the order "
+        f"{' '.join(prefix)!r} it made {call.label()} where an earlier run with the same order made "
+        f"{before.label()}. Actors must make the same calls given the same answers (no clocks, random "
+        "values or shared state between runs; reset everything in setup)."
+    )
+
+
 class _Runner:
     """Runs orders for every strategy: setup, the run, the invariant, the determinism check."""
 
@@ -240,13 +249,7 @@ class _Runner:
             prefix = taken[: i + 1]
             before = self.seen.setdefault(prefix, call)
             if before != call:
-                raise RaceError(
-                    f"actor {call.actor!r} is not deterministic: at step {i + 1} of the order "
-                    f"{' '.join(prefix)!r} it made {call.label()} where an earlier run with the same "
-                    f"order made {before.label()}. Actors must make the same calls given the same "
-                    "answers (no clocks, random values or shared state between runs; reset "
-                    "everything in setup)."
-                )
+                raise _nondeterministic(prefix, call, before)
 
     def _judge(self, res: Interleaving) -> str | None:
         try:
@@ -320,6 +323,10 @@ def _dpor(runner: _Runner, limit: int) -> None:
     prefer: list[str] = []
     while True:
         trace = runner.run(order, limit, prefer, exact=True)
+        for j, call in enumerate(trace[: len(order)]):  # the replayed prefix made the same calls?
+            before = path[j].next[call.actor]
+            if before != call:
+                raise _nondeterministic([c.actor for c in trace[: j + 1]], call, before)
         start = max(len(order) - 1, 0)
         del path[len(order):]
         # extend the path with the states this run went through beyond the forced prefix
