@@ -252,6 +252,11 @@ class _Run(_Session):
 
     def _stalled(self) -> RaceError:
         nxt = self.order[self.pos] if self.pos < len(self.order) else "?"
+        if self.in_flight:  # a slow answer (a loaded machine, a slow endpoint), not a stuck actor
+            return RaceError(
+                f"timed out: turn {self.pos + 1} (actor {nxt!r}) was taken but its call had not "
+                f"answered; {self._describe()}. The endpoint is slow or overloaded: raise `timeout`."
+            )
         return RaceError(
             f"timed out: turn {self.pos + 1} (actor {nxt!r}) was never taken; {self._describe()}. "
             f"Check that actor {nxt!r} makes its DynamoDB calls with the client it is given "
@@ -394,8 +399,9 @@ def _run(
         for t in threads:  # waiting actors give up at once on failure; others get a moment
             t.join(ABORT_GRACE if run.failure is not None else None)
     finally:
-        for probe in probes.values():
-            probe.session = None
+        if run.failure is None:  # an aborted run stays attached: a late call raises _Aborted
+            for probe in probes.values():
+                probe.session = None
     if run.failure is not None:
         raise run.failure
     taken = tuple(r["actor"] for r in sorted(run.rows, key=lambda r: r["start"])
