@@ -51,8 +51,7 @@ def main() -> None:
         conn.client.put_item(TableName=table, Item={**KEY, "n": {"N": "0"}, "v": {"N": "0"}})
 
     def audit(client: Any, name: str, n: int) -> None:
-        client.put_item(TableName=table, Item={"PK": {"S": f"AUDIT#{name}"}, "SK": {"S": "A"},
-                                               "n": {"N": str(n)}})
+        client.put_item(TableName=table, Item={"PK": {"S": f"AUDIT#{name}"}, "SK": {"S": "A"}, "n": {"N": str(n)}})
 
     def read(client: Any) -> tuple[int, int]:
         item = client.get_item(TableName=table, Key=KEY, ConsistentRead=True)["Item"]
@@ -63,12 +62,16 @@ def main() -> None:
             n, v = read(client)
             client.put_item(TableName=table, Item={**KEY, "n": {"N": str(n + 1)}, "v": {"N": str(v)}})
             audit(client, name, n + 1)
+
         return actor
 
     def guarded_once(client: Any) -> int:
         n, v = read(client)
         client.update_item(
-            TableName=table, Key=KEY, UpdateExpression="SET n = :n1, v = :v1", ConditionExpression="v = :v",
+            TableName=table,
+            Key=KEY,
+            UpdateExpression="SET n = :n1, v = :v1",
+            ConditionExpression="v = :v",
             ExpressionAttributeValues={":n1": {"N": str(n + 1)}, ":v1": {"N": str(v + 1)}, ":v": {"N": str(v)}},
         )
         return n + 1
@@ -76,6 +79,7 @@ def main() -> None:
     def guarded(name: str) -> Callable[[Any], None]:
         def actor(client: Any) -> None:
             audit(client, name, guarded_once(client))
+
         return actor
 
     def guarded_retrying(name: str) -> Callable[[Any], None]:
@@ -87,38 +91,63 @@ def main() -> None:
                 except client.exceptions.ConditionalCheckFailedException:
                     continue
             audit(client, name, n)
+
         return actor
 
     def add(name: str) -> Callable[[Any], None]:
         def actor(client: Any) -> None:
-            out = client.update_item(TableName=table, Key=KEY, UpdateExpression="ADD n :one",
-                                     ExpressionAttributeValues={":one": {"N": "1"}}, ReturnValues="UPDATED_NEW")
+            out = client.update_item(
+                TableName=table,
+                Key=KEY,
+                UpdateExpression="ADD n :one",
+                ExpressionAttributeValues={":one": {"N": "1"}},
+                ReturnValues="UPDATED_NEW",
+            )
             audit(client, name, int(out["Attributes"]["n"]["N"]))
+
         return actor
 
     def invariant(res: Interleaving) -> None:
         n = read(conn.client)[0]
-        audits = conn.client.scan(TableName=table, ConsistentRead=True, Select="COUNT",
-                                  FilterExpression="begins_with(PK, :a)",
-                                  ExpressionAttributeValues={":a": {"S": "AUDIT#"}})["Count"]
+        audits = conn.client.scan(
+            TableName=table,
+            ConsistentRead=True,
+            Select="COUNT",
+            FilterExpression="begins_with(PK, :a)",
+            ExpressionAttributeValues={":a": {"S": "AUDIT#"}},
+        )["Count"]
         assert n == audits, f"the counter is {n} but {audits} updates landed: an update was lost"
 
     exhaustive = count_orders({name: 3 for name in ACTORS})
-    print(f"3 actors x 3 calls: exhaustive search = {exhaustive:,} orders; budget {args.budget:,}, "
-          f"seed {args.seed}, backend {conn.backend}\n")
+    print(
+        f"3 actors x 3 calls: exhaustive search = {exhaustive:,} orders; budget {args.budget:,}, "
+        f"seed {args.seed}, backend {conn.backend}\n"
+    )
     print(f"{'function':<26}{'strategy':<11}{'verdict':<8}{'runs':>6}{'vs exhaustive':>15}{'seconds':>9}  guarantee")
-    for label, make in [("lost update", lost_update), ("version-guarded", guarded),
-                        ("version-guarded, retrying", guarded_retrying), ("ADD", add)]:
+    for label, make in [
+        ("lost update", lost_update),
+        ("version-guarded", guarded),
+        ("version-guarded, retrying", guarded_retrying),
+        ("ADD", add),
+    ]:
         actors = {name: make(name) for name in ACTORS}
         for strategy in ("dpor", "pct"):
             t0 = time.perf_counter()
-            result = explore(actors, conn=conn, setup=setup, invariant=invariant, budget=args.budget,
-                             seed=args.seed, strategy=strategy)
+            result = explore(
+                actors,
+                conn=conn,
+                setup=setup,
+                invariant=invariant,
+                budget=args.budget,
+                seed=args.seed,
+                strategy=strategy,
+            )
             elapsed = time.perf_counter() - t0
             verdict = "pass" if result.passed else "FAIL"
             ratio = f"1/{exhaustive / result.runs:,.0f}"
-            print(f"{label:<26}{strategy:<11}{verdict:<8}{result.runs:>6}{ratio:>15}{elapsed:>9.1f}  "
-                  f"{result.guarantee}")
+            print(
+                f"{label:<26}{strategy:<11}{verdict:<8}{result.runs:>6}{ratio:>15}{elapsed:>9.1f}  {result.guarantee}"
+            )
             if result.counterexample is not None:
                 setup()
                 replay = run_interleaving(actors, result.counterexample, conn=conn)
@@ -128,8 +157,7 @@ def main() -> None:
                     again = "passes (!)"
                 except AssertionError:
                     again = "fails again"
-                print(f"{'':<26}counterexample {result.counterexample!r}: replay follows it: {same}; "
-                      f"invariant {again}")
+                print(f"{'':<26}counterexample {result.counterexample!r}: replay follows it: {same}; invariant {again}")
     labkit.delete_table(conn)
 
 

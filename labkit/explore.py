@@ -105,8 +105,10 @@ def _trace(res: Interleaving) -> list[Call]:
             "a retry loop that never ends? Raise max_calls if the actor really makes that many."
         )
     rows = h.sort_values("turn")
-    return [Call.of(str(a), str(op), str(k or "")) for a, op, k in
-            zip(rows["actor"], rows["operation"], rows["key"], strict=True)]
+    return [
+        Call.of(str(a), str(op), str(k or ""))
+        for a, op, k in zip(rows["actor"], rows["operation"], rows["key"], strict=True)
+    ]
 
 
 class _HappensBefore:
@@ -159,8 +161,10 @@ class Exploration:
     def summary(self) -> str:
         if self.passed:
             return f"passed: {self.guarantee}"
-        return (f"FAILED after {self.runs} run(s) ({self.strategy}): {self.message}\n"
-                f"  replay: run_interleaving(actors, {self.counterexample!r}, conn=conn)")
+        return (
+            f"FAILED after {self.runs} run(s) ({self.strategy}): {self.message}\n"
+            f"  replay: run_interleaving(actors, {self.counterexample!r}, conn=conn)"
+        )
 
 
 # ---------------------------------------------------------------- the runner
@@ -189,8 +193,15 @@ def _nondeterministic(prefix: Sequence[str], call: Call, before: Call) -> RaceEr
 class _Runner:
     """Runs orders for every strategy: setup, the run, the invariant, the determinism check."""
 
-    def __init__(self, actors: Mapping[str, Actor], conn: Connection, setup: Callable[[], Any] | None,
-                 invariant: Callable[[Interleaving], Any], timeout: float, max_calls: int) -> None:
+    def __init__(
+        self,
+        actors: Mapping[str, Actor],
+        conn: Connection,
+        setup: Callable[[], Any] | None,
+        invariant: Callable[[Interleaving], Any],
+        timeout: float,
+        max_calls: int,
+    ) -> None:
         self.actors = actors
         self.conn = conn
         self.setup = setup
@@ -206,8 +217,7 @@ class _Runner:
         rest = [n for n in self.names if n not in first]
         return [n for n in [*first, *rest] for _ in range(self.max_calls)]
 
-    def run(self, order: Sequence[str], limit: int, prefer: Sequence[str] = (),
-            exact: bool = False) -> list[Call]:
+    def run(self, order: Sequence[str], limit: int, prefer: Sequence[str] = (), exact: bool = False) -> list[Call]:
         """One run of ``order`` then a continuation (``prefer`` first, else the last actor first).
 
         ``exact``: the order is made of calls earlier runs made, so every turn must be taken
@@ -221,11 +231,9 @@ class _Runner:
         self.runs += 1
         tail = self.continuation(prefer or order[-1:])
         try:
-            res = run_interleaving(self.actors, [*order, *tail], conn=self.conn, timeout=self.timeout,
-                                   strict=False)
+            res = run_interleaving(self.actors, [*order, *tail], conn=self.conn, timeout=self.timeout, strict=False)
         except RaceError as exc:
-            raise RaceError(f"explore run {self.runs} (order prefix {' '.join(order)!r}): {exc}") \
-                from exc.__cause__
+            raise RaceError(f"explore run {self.runs} (order prefix {' '.join(order)!r}): {exc}") from exc.__cause__
         trace = _trace(res)
         self._check_deterministic(order if exact else (), trace)
         verdict = self._judge(res)
@@ -236,8 +244,7 @@ class _Runner:
     def _check_deterministic(self, order: Sequence[str], trace: Sequence[Call]) -> None:
         taken = tuple(c.actor for c in trace)
         if taken[: len(order)] != tuple(order):
-            step = next((i for i, (a, b) in enumerate(zip(taken, order, strict=False)) if a != b),
-                        len(taken))
+            step = next((i for i, (a, b) in enumerate(zip(taken, order, strict=False)) if a != b), len(taken))
             actor = order[step]
             raise RaceError(
                 f"actor {actor!r} is not deterministic: at step {step + 1} of the order "
@@ -328,13 +335,11 @@ def _dpor(runner: _Runner, limit: int) -> None:
             if before != call:
                 raise _nondeterministic([c.actor for c in trace[: j + 1]], call, before)
         start = max(len(order) - 1, 0)
-        del path[len(order):]
+        del path[len(order) :]
         # extend the path with the states this run went through beyond the forced prefix
         blocked = len(trace)
         for i in range(len(order), len(trace) + 1):
-            sleep = {} if i == 0 else {
-                q: c for q, c in path[i - 1].sleep.items() if not conflicts(c, trace[i - 1])
-            }
+            sleep = {} if i == 0 else {q: c for q, c in path[i - 1].sleep.items() if not conflicts(c, trace[i - 1])}
             nxt = _enabled_next(trace, i)
             if i < len(trace) and trace[i].actor not in sleep:
                 path.append(_Node(nxt, {trace[i].actor}, sleep, trace[i].actor))
@@ -356,7 +361,7 @@ def _dpor(runner: _Runner, limit: int) -> None:
                     node.sleep[node.chosen] = node.next[node.chosen]
                 node.chosen = q = todo[0]
                 order = [str(path[j].chosen) for j in range(d + 1)]
-                del path[d + 1:]
+                del path[d + 1 :]
                 # continue with q, then actors that are not asleep after q's call, then the rest
                 after = {r for r, c in node.sleep.items() if not conflicts(c, node.next[q])}
                 prefer = [q, *[r for r in sorted(node.next) if r != q and r not in after]]
@@ -436,9 +441,7 @@ def _check_actors(actors: Mapping[str, Actor]) -> None:
         if not isinstance(name, str) or not name or any(ch.isspace() for ch in name):
             raise ValidationError(f"actor name {name!r} must be a non-empty string without spaces")
         if not callable(fn):
-            raise ValidationError(
-                f"actor {name!r} is {type(fn).__name__}, not a callable taking one DynamoDB client"
-            )
+            raise ValidationError(f"actor {name!r} is {type(fn).__name__}, not a callable taking one DynamoDB client")
 
 
 def _check_int(name: str, value: Any, least: int) -> None:
@@ -490,8 +493,7 @@ def explore(
         missing = sorted(set(actors) - set(calls))
         extra = sorted(set(calls) - set(actors))
         if missing or extra:
-            raise ValidationError(f"calls must give a count for exactly the actors; missing {missing}, "
-                                  f"unknown {extra}")
+            raise ValidationError(f"calls must give a count for exactly the actors; missing {missing}, unknown {extra}")
         for name, n in calls.items():
             _check_int(f"calls[{name!r}]", n, 1)
     calls = dict(calls)
@@ -539,15 +541,29 @@ def explore(
     except _Violation as found:
         res = found.res
         return Exploration(
-            passed=False, counterexample=" ".join(res.turns), runs=runner.runs,
-            guarantee=f"counterexample found in run {runner.runs:,} ({used})", strategy=used,
-            orders=total, calls=calls, seed=seed if used == "pct" else None,
-            message=found.message, interleaving=res,
+            passed=False,
+            counterexample=" ".join(res.turns),
+            runs=runner.runs,
+            guarantee=f"counterexample found in run {runner.runs:,} ({used})",
+            strategy=used,
+            orders=total,
+            calls=calls,
+            seed=seed if used == "pct" else None,
+            message=found.message,
+            interleaving=res,
         )
     except _Budget:  # exhaustive within its budget cannot get here; kept for safety
         pass
-    return Exploration(passed=True, counterexample=None, runs=runner.runs, guarantee=guarantee,
-                       strategy=used, orders=total, calls=calls, seed=seed if used == "pct" else None)
+    return Exploration(
+        passed=True,
+        counterexample=None,
+        runs=runner.runs,
+        guarantee=guarantee,
+        strategy=used,
+        orders=total,
+        calls=calls,
+        seed=seed if used == "pct" else None,
+    )
 
 
 __all__ = ["READS", "STRATEGIES", "Call", "Exploration", "conflicts", "count_orders", "explore"]

@@ -53,7 +53,10 @@ def version_guarded(table: str, name: str) -> Actor:
     def actor(client: Any) -> None:
         n, v = read(client, table)
         client.update_item(
-            TableName=table, Key=KEY, UpdateExpression="SET n = :n1, v = :v1", ConditionExpression="v = :v",
+            TableName=table,
+            Key=KEY,
+            UpdateExpression="SET n = :n1, v = :v1",
+            ConditionExpression="v = :v",
             ExpressionAttributeValues={":n1": {"N": str(n + 1)}, ":v1": {"N": str(v + 1)}, ":v": {"N": str(v)}},
         )
         audit(client, table, name, n + 1)
@@ -123,8 +126,12 @@ def test_explore__auto__small_actor_sets_are_explored_exhaustively(tconn: Connec
 def test_explore__pct__same_seed_same_counterexample(tconn: Connection) -> None:
     """PCT sampling is seeded: the same seed finds the same counterexample after the same runs."""
     actors = three(lost_update, tconn.table_name)
-    found = [explore(actors, conn=tconn, setup=reset(tconn), invariant=no_lost_update(tconn), strategy="pct",
-                     seed=7, budget=200) for _ in range(2)]
+    found = [
+        explore(
+            actors, conn=tconn, setup=reset(tconn), invariant=no_lost_update(tconn), strategy="pct", seed=7, budget=200
+        )
+        for _ in range(2)
+    ]
     assert not found[0].passed
     assert (found[0].counterexample, found[0].runs) == (found[1].counterexample, found[1].runs)
     assert found[0].guarantee == f"counterexample found in run {found[0].runs} (pct)" and found[0].seed == 7
@@ -133,8 +140,16 @@ def test_explore__pct__same_seed_same_counterexample(tconn: Connection) -> None:
 def test_explore__pct_passing__guarantee_names_runs_seed_and_depth(tconn: Connection) -> None:
     """A passing sample says what it is: N sampled orders, the seed, the depth."""
     actors = three(version_guarded, tconn.table_name)
-    result = explore(actors, conn=tconn, setup=reset(tconn), invariant=no_lost_update(tconn), strategy="pct",
-                     seed=3, budget=12, depth=2)
+    result = explore(
+        actors,
+        conn=tconn,
+        setup=reset(tconn),
+        invariant=no_lost_update(tconn),
+        strategy="pct",
+        seed=3,
+        budget=12,
+        depth=2,
+    )
     assert result.passed and result.runs == 12
     assert result.guarantee == "12 sampled orders, seed 3, depth 2"
 
@@ -176,10 +191,20 @@ def test_count_orders__three_by_three__1680() -> None:
 def test_explore__exhaustive_over_budget__refused_with_the_numbers(tconn: Connection) -> None:
     """Asking for exhaustive search of 1,680 orders with a budget of 100 is refused before any run."""
     actors = three(lost_update, tconn.table_name)
-    with pytest.raises(ValidationError, match=r"3 actors with A: 3 \+ B: 3 \+ C: 3 calls have 1,680 orders, "
-                                              r"more than budget=100"):
-        explore(actors, conn=tconn, setup=reset(tconn), invariant=no_lost_update(tconn), strategy="exhaustive",
-                budget=100, calls={"A": 3, "B": 3, "C": 3})
+    with pytest.raises(
+        ValidationError,
+        match=r"3 actors with A: 3 \+ B: 3 \+ C: 3 calls have 1,680 orders, "
+        r"more than budget=100",
+    ):
+        explore(
+            actors,
+            conn=tconn,
+            setup=reset(tconn),
+            invariant=no_lost_update(tconn),
+            strategy="exhaustive",
+            budget=100,
+            calls={"A": 3, "B": 3, "C": 3},
+        )
 
 
 def test_explore__dpor_over_budget__refused_with_the_numbers(tconn: Connection) -> None:
@@ -198,9 +223,7 @@ def test_explore__auto_over_dpor_share__falls_back_to_sampling_and_says_so(tconn
 
 
 @pytest.mark.parametrize("strategy", ["exhaustive", "dpor", "pct"])
-def test_explore__non_deterministic_actor__race_error_names_actor_and_step(
-    tconn: Connection, strategy: str
-) -> None:
+def test_explore__non_deterministic_actor__race_error_names_actor_and_step(tconn: Connection, strategy: str) -> None:
     """An actor whose calls change from run to run under the same order is refused, naming it and the step."""
     table = tconn.table_name
     runs = itertools.count()
@@ -211,11 +234,21 @@ def test_explore__non_deterministic_actor__race_error_names_actor_and_step(
         client.get_item(TableName=table, Key={"PK": {"S": "COUNTER"}, "SK": {"S": sk}})
         client.get_item(TableName=table, Key=KEY)
 
-    with pytest.raises(RaceError, match=r"actor 'B' is not deterministic: at step \d+ of the order '[AB ]+' it "
-                                        r"made GetItem\(COUNTER/\w+\) where an earlier run with the same order "
-                                        r"made GetItem\(COUNTER/\w+\)"):
-        explore({"A": steady, "B": flaky}, conn=tconn, setup=reset(tconn), invariant=lambda res: True,
-                calls={"A": 3, "B": 2}, strategy=strategy, budget=50)
+    with pytest.raises(
+        RaceError,
+        match=r"actor 'B' is not deterministic: at step \d+ of the order '[AB ]+' it "
+        r"made GetItem\(COUNTER/\w+\) where an earlier run with the same order "
+        r"made GetItem\(COUNTER/\w+\)",
+    ):
+        explore(
+            {"A": steady, "B": flaky},
+            conn=tconn,
+            setup=reset(tconn),
+            invariant=lambda res: True,
+            calls={"A": 3, "B": 2},
+            strategy=strategy,
+            budget=50,
+        )
 
 
 def test_explore__actor_exceeds_max_calls__race_error_says_raise_max_calls(tconn: Connection) -> None:
@@ -227,8 +260,14 @@ def test_explore__actor_exceeds_max_calls__race_error_says_raise_max_calls(tconn
             client.get_item(TableName=table, Key=KEY)
 
     with pytest.raises(RaceError, match="made more calls than explore gave it turns.*Raise max_calls"):
-        explore({"A": chatty, "B": chatty}, conn=tconn, setup=reset(tconn), invariant=lambda res: True,
-                calls={"A": 1, "B": 1}, max_calls=2)
+        explore(
+            {"A": chatty, "B": chatty},
+            conn=tconn,
+            setup=reset(tconn),
+            invariant=lambda res: True,
+            calls={"A": 1, "B": 1},
+            max_calls=2,
+        )
 
 
 @pytest.mark.parametrize(
@@ -253,8 +292,13 @@ def test_explore__bad_arguments__raise_validation_error_before_any_run(
         ran.append("ran")
         client.get_item(TableName=tconn.table_name, Key=KEY)
 
-    args: dict[str, Any] = {"actors": {"A": actor, "B": actor}, "conn": tconn, "setup": None,
-                            "invariant": lambda res: True, **kwargs}
+    args: dict[str, Any] = {
+        "actors": {"A": actor, "B": actor},
+        "conn": tconn,
+        "setup": None,
+        "invariant": lambda res: True,
+        **kwargs,
+    }
     with pytest.raises(ValidationError, match=message):
         explore(**args)
     assert ran == []
