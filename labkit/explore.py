@@ -181,11 +181,12 @@ class _Budget(Exception):
     """The strategy used up the runs it was given."""
 
 
-def _nondeterministic(prefix: Sequence[str], call: Call, before: Call) -> RaceError:
+def _nondeterministic(prefix: Sequence[str], call: Call, before: Call | None) -> RaceError:
+    earlier = before.label() if before is not None else "no call (it had finished)"
     return RaceError(
         f"actor {call.actor!r} is not deterministic: at step {len(prefix)} of the order "
         f"{' '.join(prefix)!r} it made {call.label()} where an earlier run with the same order made "
-        f"{before.label()}. Actors must make the same calls given the same answers (no clocks, random "
+        f"{earlier}. Actors must make the same calls given the same answers (no clocks, random "
         "values or shared state between runs; reset everything in setup)."
     )
 
@@ -331,7 +332,7 @@ def _dpor(runner: _Runner, limit: int) -> None:
     while True:
         trace = runner.run(order, limit, prefer, exact=True)
         for j, call in enumerate(trace[: len(order)]):  # the replayed prefix made the same calls?
-            before = path[j].next[call.actor]
+            before = path[j].next.get(call.actor)
             if before != call:
                 raise _nondeterministic([c.actor for c in trace[: j + 1]], call, before)
         start = max(len(order) - 1, 0)
