@@ -227,3 +227,25 @@ def test_pyproject__registers_the_pytest11_entry_point() -> None:
     """Installing labkit is enough: pytest finds the plugin through the pytest11 entry point."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["entry-points"]["pytest11"] == {"labkit": "labkit.pytest_plugin"}
+
+
+def test_plugin__marker_with_aws_and_no_region__skipped_with_the_configuration_error(
+    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An `aws` entry in the marker on a machine without AWS settings is skipped, saying what is missing."""
+    for var in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(inner.path / "no-aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(inner.path / "no-aws-credentials"))
+    inner.makepyfile(
+        test_aws="""
+        import pytest
+
+        @pytest.mark.labkit_backends("embedded", "aws")
+        def test_both(labkit_conn):
+            pass
+        """
+    )
+    result = run(inner, "-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["SKIPPED*labkit backend 'aws' unavailable: backend 'aws' needs a region*"])
