@@ -34,8 +34,8 @@ Actors must be deterministic: given the same answers from DynamoDB they make the
 :func:`explore` checks this on every run (the same order prefix must give the same calls) and
 raises :class:`~labkit.errors.RaceError` naming the actor and the step when it does not.
 
-Uses only ``labkit.races``' public names (``run_interleaving``, ``count_calls``, ``call_key``,
-``Interleaving``); nothing private is copied.
+Uses only ``labkit.races``' public names (``run_interleaving``, ``count_calls``, ``Interleaving``);
+the actor check is a small copy of ``races``' private ``_check_actors`` (it also wants two actors).
 """
 
 from __future__ import annotations
