@@ -177,6 +177,14 @@ def test_update__retried_client_mistake__applied_never(client: Any, table: str) 
 
 # --- attribute values ---------------------------------------------------------------------------
 
+
+def _nested(levels: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"S": "deep"}
+    for _ in range(levels):
+        value = {"L": [value]}
+    return value
+
+
 BAD_VALUES: dict[str, tuple[dict[str, Any], str]] = {
     "39 significant digits": ({"N": "1" * 39}, "Attempting to store more than 38 significant digits in a Number"),
     "overflow": (
@@ -202,137 +210,7 @@ BAD_VALUES: dict[str, tuple[dict[str, Any], str]] = {
     ),
     "empty string set": ({"SS": []}, "One or more parameter values were invalid: An string set  may not be empty"),
     "document 33 levels deep": (
-        {
-            "L": [
-                {
-                    "L": [
-                        {
-                            "L": [
-                                {
-                                    "L": [
-                                        {
-                                            "L": [
-                                                {
-                                                    "L": [
-                                                        {
-                                                            "L": [
-                                                                {
-                                                                    "L": [
-                                                                        {
-                                                                            "L": [
-                                                                                {
-                                                                                    "L": [
-                                                                                        {
-                                                                                            "L": [
-                                                                                                {
-                                                                                                    "L": [
-                                                                                                        {
-                                                                                                            "L": [
-                                                                                                                {
-                                                                                                                    "L": [
-                                                                                                                        {
-                                                                                                                            "L": [
-                                                                                                                                {
-                                                                                                                                    "L": [
-                                                                                                                                        {
-                                                                                                                                            "L": [
-                                                                                                                                                {
-                                                                                                                                                    "L": [
-                                                                                                                                                        {
-                                                                                                                                                            "L": [
-                                                                                                                                                                {
-                                                                                                                                                                    "L": [
-                                                                                                                                                                        {
-                                                                                                                                                                            "L": [
-                                                                                                                                                                                {
-                                                                                                                                                                                    "L": [
-                                                                                                                                                                                        {
-                                                                                                                                                                                            "L": [
-                                                                                                                                                                                                {
-                                                                                                                                                                                                    "L": [
-                                                                                                                                                                                                        {
-                                                                                                                                                                                                            "L": [
-                                                                                                                                                                                                                {
-                                                                                                                                                                                                                    "L": [
-                                                                                                                                                                                                                        {
-                                                                                                                                                                                                                            "L": [
-                                                                                                                                                                                                                                {
-                                                                                                                                                                                                                                    "L": [
-                                                                                                                                                                                                                                        {
-                                                                                                                                                                                                                                            "L": [
-                                                                                                                                                                                                                                                {
-                                                                                                                                                                                                                                                    "L": [
-                                                                                                                                                                                                                                                        {
-                                                                                                                                                                                                                                                            "L": [
-                                                                                                                                                                                                                                                                {
-                                                                                                                                                                                                                                                                    "L": [
-                                                                                                                                                                                                                                                                        {
-                                                                                                                                                                                                                                                                            "S": "deep"
-                                                                                                                                                                                                                                                                        }
-                                                                                                                                                                                                                                                                    ]
-                                                                                                                                                                                                                                                                }
-                                                                                                                                                                                                                                                            ]
-                                                                                                                                                                                                                                                        }
-                                                                                                                                                                                                                                                    ]
-                                                                                                                                                                                                                                                }
-                                                                                                                                                                                                                                            ]
-                                                                                                                                                                                                                                        }
-                                                                                                                                                                                                                                    ]
-                                                                                                                                                                                                                                }
-                                                                                                                                                                                                                            ]
-                                                                                                                                                                                                                        }
-                                                                                                                                                                                                                    ]
-                                                                                                                                                                                                                }
-                                                                                                                                                                                                            ]
-                                                                                                                                                                                                        }
-                                                                                                                                                                                                    ]
-                                                                                                                                                                                                }
-                                                                                                                                                                                            ]
-                                                                                                                                                                                        }
-                                                                                                                                                                                    ]
-                                                                                                                                                                                }
-                                                                                                                                                                            ]
-                                                                                                                                                                        }
-                                                                                                                                                                    ]
-                                                                                                                                                                }
-                                                                                                                                                            ]
-                                                                                                                                                        }
-                                                                                                                                                    ]
-                                                                                                                                                }
-                                                                                                                                            ]
-                                                                                                                                        }
-                                                                                                                                    ]
-                                                                                                                                }
-                                                                                                                            ]
-                                                                                                                        }
-                                                                                                                    ]
-                                                                                                                }
-                                                                                                            ]
-                                                                                                        }
-                                                                                                    ]
-                                                                                                }
-                                                                                            ]
-                                                                                        }
-                                                                                    ]
-                                                                                }
-                                                                            ]
-                                                                        }
-                                                                    ]
-                                                                }
-                                                            ]
-                                                        }
-                                                    ]
-                                                }
-                                            ]
-                                        }
-                                    ]
-                                }
-                            ]
-                        }
-                    ]
-                }
-            ]
-        },
+        _nested(33),
         "Nesting Levels have exceeded supported limits",
     ),
 }
@@ -378,6 +256,11 @@ def test_duplicate_set_elements__in_a_transaction_or_batch__validation_exception
         code, _ = _refused(client.batch_write_item, RequestItems={table: [{"PutRequest": {"Item": item}}]})
     assert code == "ValidationException"
     assert scan_all(client, table) == []
+
+
+def test_document_32_levels_deep__accepted(client: Any, table: str) -> None:
+    client.put_item(TableName=table, Item={**_key("D"), "d": _nested(32)})
+    assert client.get_item(TableName=table, Key=_key("D"))["Item"]["d"] == _nested(32)
 
 
 def test_number_with_38_digits__accepted_and_read_back_exactly(client: Any, table: str) -> None:

@@ -188,105 +188,32 @@ class _Backend:
             _restore(table, hash_value, range_value, before)
             raise
 
-    def query(
-        self,
-        table_name: str,
-        hash_key: Any,
-        range_comparison: Any,
-        range_values: Any,
-        limit: Any,
-        exclusive_start_key: Any,
-        scan_index_forward: Any,
-        projection_expressions: Any,
-        *,
-        filter_expression: str | None = None,
-        expr_names: Any = None,
-        expr_values: Any = None,
-        index_name: str | None = None,
-        **kwargs: Any,
-    ) -> Any:
-        """moto's query; remembers the items read before the filter (what DynamoDB bills)."""
-        items, scanned, last_key = self.real.query(
-            table_name,
-            hash_key,
-            range_comparison,
-            range_values,
-            limit,
-            exclusive_start_key,
-            scan_index_forward,
-            None,
-            expr_names=expr_names,
-            expr_values=expr_values,
-            index_name=index_name,
-            **kwargs,
-        )
-        return self._filter(
-            table_name,
-            index_name,
-            items,
-            scanned,
-            last_key,
-            filter_expression,
-            expr_names,
-            expr_values,
-            projection_expressions,
-        )
+    def query(self, table_name: str, *args: Any, **kwargs: Any) -> Any:
+        """moto's query (called as moto's handler calls it); remembers the items read before the filter."""
+        kw = {**kwargs, "filter_expression": None}
+        if len(args) > 6:  # moto's handler passes the projection 8th; it is applied after the filter, below
+            projection, args = args[6], (*args[:6], None, *args[7:])
+        else:
+            projection = kw.pop("projection_expressions", None)
+        items, scanned, last_key = self.real.query(table_name, *args, **kw)
+        return self._filter(table_name, items, scanned, last_key, kwargs, projection)
 
-    def scan(
-        self,
-        table_name: str,
-        filters: Any,
-        limit: Any,
-        exclusive_start_key: Any,
-        *,
-        filter_expression: str | None,
-        expr_names: Any,
-        expr_values: Any,
-        index_name: str | None,
-        projection_expression: Any,
-        **kwargs: Any,
-    ) -> Any:
-        """moto's scan; remembers the items read before the filter."""
-        items, scanned, last_key = self.real.scan(
-            table_name,
-            filters,
-            limit,
-            exclusive_start_key,
-            filter_expression=None,
-            expr_names=expr_names,
-            expr_values=expr_values,
-            index_name=index_name,
-            projection_expression=None,
-            **kwargs,
-        )
-        return self._filter(
-            table_name,
-            index_name,
-            items,
-            scanned,
-            last_key,
-            filter_expression,
-            expr_names,
-            expr_values,
-            projection_expression,
-        )
+    def scan(self, table_name: str, *args: Any, **kwargs: Any) -> Any:
+        """moto's scan (called as moto's handler calls it); remembers the items read before the filter."""
+        kw = {**kwargs, "filter_expression": None, "projection_expression": None}
+        items, scanned, last_key = self.real.scan(table_name, *args, **kw)
+        return self._filter(table_name, items, scanned, last_key, kwargs, kwargs.get("projection_expression"))
 
     def _filter(
-        self,
-        table_name: str,
-        index_name: str | None,
-        items: list[Any],
-        scanned: int,
-        last_key: Any,
-        filter_expression: str | None,
-        names: Any,
-        values: Any,
-        projection: Any,
+        self, table_name: str, items: list[Any], scanned: int, last_key: Any, kwargs: dict[str, Any], projection: Any
     ) -> tuple[list[Any], int, Any]:
         if self.track:
-            self.reads.append((table_name, index_name, [w for w in map(wire, items) if w is not None]))
-        if filter_expression:
-            condition = get_filter_expression(filter_expression, names, values)
+            reads = [w for w in map(wire, items) if w is not None]
+            self.reads.append((table_name, kwargs.get("index_name"), reads))
+        if kwargs.get("filter_expression"):
+            condition = get_filter_expression(
+                kwargs["filter_expression"], kwargs.get("expr_names"), kwargs.get("expr_values")
+            )
             items = [item for item in items if condition.expr(item)]
         if projection:
             items = [item.project(projection) for item in items]
@@ -354,6 +281,27 @@ class _Backend:
             raise
 
 
+def _schema_of(table: Any) -> TableSchema:
+    types = {a["AttributeName"]: a["AttributeType"] for a in table.attr}
+
+    def keys(schema: list[dict[str, str]]) -> tuple[tuple[str, str], ...]:
+        ordered = sorted(schema, key=lambda k: k["KeyType"] != "HASH")
+        return tuple((k["AttributeName"], types.get(k["AttributeName"], "S")) for k in ordered)
+
+    indexes = tuple(
+        IndexSchema(
+            index.name,
+            keys(index.schema),
+            local,
+            (index.projection or {}).get("ProjectionType", "ALL"),
+            tuple((index.projection or {}).get("NonKeyAttributes", [])),
+        )
+        for local, group in ((False, table.global_indexes or []), (True, table.indexes or []))
+        for index in group
+    )
+    return TableSchema(table.name, keys(table.schema), indexes)
+
+
 class _Handler(DynamoHandler):
     """moto's handler, talking to the wrapped backend."""
 
@@ -381,51 +329,60 @@ class MotoStore:
     def __init__(self) -> None:
         _prepare_moto()
         self._backends: dict[tuple[str, str], _Backend] = {}
+        self._reals: dict[tuple[str, str], Any] = {}  # moto's backends, looked up once per request
+        self._schemas: dict[int, tuple[Any, tuple[int, int, int], TableSchema]] = {}
+        self._accounts: dict[str, str] = {}
         self._handler: type[_Handler] = type("_BoundHandler", (_Handler,), {"store": self})
 
+    def begin(self) -> None:
+        """A new request: look moto's backends up afresh (moto may have been reset meanwhile)."""
+        self._reals.clear()
+
+    def _real(self, account: str, region: str) -> Any:
+        real = self._reals.get((account, region))
+        if real is None:
+            real = self._reals[(account, region)] = dynamodb_backends[account][region]
+        return real
+
     # plain-data views ---------------------------------------------------------------------------
-    @staticmethod
-    def account_of(access_key: str | None) -> str:
-        return str(get_account_id_from(access_key)) if access_key else DEFAULT_ACCOUNT
+    def account_of(self, access_key: str | None) -> str:
+        """The account moto derives from an access key (remembered: moto's lookup scans IAM)."""
+        if not access_key:
+            return DEFAULT_ACCOUNT
+        account = self._accounts.get(access_key)
+        if account is None:
+            if len(self._accounts) > 1000:
+                self._accounts.clear()
+            account = self._accounts[access_key] = str(get_account_id_from(access_key))
+        return account
 
     def backend(self, account: str, region: str) -> _Backend:
         """The wrapped backend for an account and region (rewrapped if moto was reset)."""
-        real = dynamodb_backends[account][region]
+        real = self._real(account, region)
         wrapped = self._backends.get((account, region))
         if wrapped is None or wrapped.real is not real:
             wrapped = self._backends[(account, region)] = _Backend(self, real, (account, region))
         return wrapped
 
     def _table(self, account: str, region: str, table: str) -> Any:
-        return dynamodb_backends[account][region].tables.get(table)
+        return self._real(account, region).tables.get(table)
 
     @staticmethod
     def key_names(table: Any) -> list[str]:
         return [table.hash_key_attr] + ([table.range_key_attr] if table.range_key_attr else [])
 
     def schema(self, account: str, region: str, table_name: str) -> TableSchema | None:
-        """The table's keys and indexes, or None if it does not exist."""
+        """The table's keys and indexes, or None if it does not exist (cached until the table changes)."""
         table = self._table(account, region, table_name)
         if table is None:
             return None
-        types = {a["AttributeName"]: a["AttributeType"] for a in table.attr}
-
-        def keys(schema: list[dict[str, str]]) -> tuple[tuple[str, str], ...]:
-            ordered = sorted(schema, key=lambda k: k["KeyType"] != "HASH")
-            return tuple((k["AttributeName"], types.get(k["AttributeName"], "S")) for k in ordered)
-
-        indexes = tuple(
-            IndexSchema(
-                index.name,
-                keys(index.schema),
-                local,
-                (index.projection or {}).get("ProjectionType", "ALL"),
-                tuple((index.projection or {}).get("NonKeyAttributes", [])),
-            )
-            for local, group in ((False, table.global_indexes or []), (True, table.indexes or []))
-            for index in group
-        )
-        return TableSchema(table.name, keys(table.schema), indexes)
+        shape = (len(table.attr), len(table.global_indexes or ()), len(table.indexes or ()))
+        cached = self._schemas.get(id(table))
+        if cached is not None and cached[0] is table and cached[1] == shape:
+            return cached[2]
+        schema = _schema_of(table)
+        self._schemas[id(table)] = (table, shape, schema)
+        return schema
 
     def tags(self, account: str, region: str, table_name: str) -> dict[str, str]:
         table = self._table(account, region, table_name)
@@ -433,7 +390,7 @@ class MotoStore:
 
     def item(self, account: str, region: str, table_name: str, key: Mapping[str, Any]) -> WireItem | None:
         """The stored item at a validated ``key`` (None if absent or the table is gone)."""
-        real = dynamodb_backends[account][region]
+        real = self._real(account, region)
         table = real.tables.get(table_name)
         if table is None:
             return None

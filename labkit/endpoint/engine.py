@@ -70,22 +70,17 @@ class DynamoEngine:
             return fault_response(fault)
 
     def _handle(self, request: Request) -> Response:
+        self.store.begin()
         account, region = request.account, request.region
         plan = validate(request, lambda table: self.store.schema(account, region, table))
         if request.service != DYNAMODB or request.operation not in DATA_PLANE:
             return self.store.dispatch(request)
         params = request.params
         hooks = list(self._hooks)
-        info = RequestInfo(
-            request.operation,
-            account,
-            region,
-            tuple(plan.reads),
-            tuple((t.table, t.pk) for t in plan.writes),
-            MappingProxyType(params),
-        )
         rejection: Rejection | None = None
+        info = self._info(request, plan) if hooks else None
         for hook in hooks:
+            assert info is not None
             rejection = hook.before(info, self.clock())
             if rejection is not None:
                 break
@@ -128,6 +123,7 @@ class DynamoEngine:
             if metered.report is not None:
                 payload["ConsumedCapacity"] = metered.report
             for hook in hooks:
+                assert info is not None
                 hook.after(info, MappingProxyType(metered.partitions), self.clock())
         if token is not None:
             keys = tuple((t.table, json.dumps(t.key, sort_keys=True)) for t in plan.writes)
@@ -135,6 +131,17 @@ class DynamoEngine:
         if rejection is not None:
             return error_response(rejection.code, rejection.message, rejection.status, **rejection.extra)
         return response(200, payload)
+
+    @staticmethod
+    def _info(request: Request, plan: Plan) -> RequestInfo:
+        return RequestInfo(
+            request.operation,
+            request.account,
+            request.region,
+            tuple(plan.reads),
+            tuple((t.table, t.pk) for t in plan.writes),
+            MappingProxyType(request.params),
+        )
 
     def _schemas(self, request: Request, plan: Plan, scanned: list[tuple[str, Any, Any]]) -> dict[str, TableSchema]:
         names = {t.table for t in plan.writes} | {t for t, *_ in plan.gets} | {t for t, *_ in scanned}

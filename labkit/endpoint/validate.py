@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import constants as C
-from ..capacity import item_size
+from ..capacity import item_size, value_size
 from . import expressions as X
 from .decode import DYNAMODB, Request
 from .encode import ClientFault
@@ -80,7 +80,7 @@ def _schema(schema_of: SchemaOf, table: str) -> TableSchema:
 
 
 def _key_size(schema: TableSchema, name: str, value: Mapping[str, Any]) -> None:
-    size = item_size({"": value})
+    size = value_size(value)
     if name == schema.hash_key and size > C.MAX_PARTITION_KEY_BYTES:
         raise _invalid(
             "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size "
@@ -176,6 +176,8 @@ def _expressions(scope: Mapping[str, Any]) -> dict[str, X.Parsed]:
     """Parse every expression of ``scope``; check placeholders are defined and all used."""
     names, values = scope.get("ExpressionAttributeNames"), scope.get("ExpressionAttributeValues")
     parsed: dict[str, X.Parsed] = {}
+    if names is None and values is None and not any(label in scope for label in _EXPRESSIONS):
+        return parsed
     for label in _EXPRESSIONS:
         text = scope.get(label)
         if text is None:
@@ -245,6 +247,17 @@ def _query(schema: TableSchema, params: Mapping[str, Any], parsed: dict[str, X.P
     return pk
 
 
+def _check_start_key(schema: TableSchema, params: Mapping[str, Any]) -> None:
+    """ExclusiveStartKey: exactly the table's key (plus the index's key for an index), typed right."""
+    start = params["ExclusiveStartKey"]
+    for value in start.values():
+        check_value(value)
+    index = schema.index(params["IndexName"]) if params.get("IndexName") else None
+    expected = dict(schema.keys) | (dict(index.keys) if index is not None else {})
+    if set(start) != set(expected) or any(next(iter(start[k])) != t for k, t in expected.items()):
+        raise _invalid("The provided starting key is invalid: The provided key element does not match the schema")
+
+
 def _single(op: str, params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan, transactional: bool = False) -> None:
     """GetItem, PutItem, UpdateItem, DeleteItem, Query, Scan, or one action of a transaction."""
     table = params["TableName"]
@@ -263,9 +276,8 @@ def _single(op: str, params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan,
     elif op == "Query":
         pk = _query(schema, params, parsed)
         plan.reads.append((table, pk))
-    for start in ("ExclusiveStartKey",):
-        for value in (params.get(start) or {}).values():
-            check_value(value)
+    if params.get("ExclusiveStartKey") is not None:
+        _check_start_key(schema, params)
 
 
 def _transact_write(params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan) -> None:

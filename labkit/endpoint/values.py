@@ -14,10 +14,11 @@ import decimal
 from collections.abc import Mapping
 from typing import Any
 
+from .. import constants as C
 from .encode import ClientFault
 
 MAX_DIGITS = 38
-MAX_DEPTH = 32
+MAX_DEPTH = C.MAX_DOCUMENT_DEPTH
 _SMALLEST = decimal.Decimal("1E-130")
 _LARGEST = decimal.Decimal("9.9999999999999999999999999999999999999E+125")
 _CONTEXT = decimal.Context(prec=100, Emax=999999, Emin=-999999)
@@ -83,7 +84,7 @@ def check_value(value: Any, depth: int = 1) -> None:
             else "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
         )
     ((kind, v),) = value.items()
-    if depth > MAX_DEPTH:
+    if kind in ("L", "M") and depth > MAX_DEPTH:  # 32 lists or maps inside each other, not 33
         raise _invalid("Nesting Levels have exceeded supported limits")
     if kind == "S":
         if not isinstance(v, str):
