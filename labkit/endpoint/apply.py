@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from .decode import STREAMS, Request
-from .encode import ClientFault, Response, fault_response, headers_for
+from .encode import ClientFault, Response, cancelled, fault_response, headers_for
 from .schema import IndexSchema, TableSchema
 from .validate import Plan, check_stored_item
 
@@ -140,21 +140,6 @@ def _restore(table: Any, hash_value: Any, range_value: Any, item: Any) -> None:
         table.items[hash_value] = item
 
 
-def _cancelled(reasons: list[tuple[str | None, str | None, Any]]) -> ClientFault:
-    codes = ", ".join(code or "None" for code, _, _ in reasons)
-    entries = []
-    for code, message, item in reasons:
-        entry: dict[str, Any] = {"Code": code, "Message": message} if code else {"Code": "None"}
-        if item:
-            entry["Item"] = item
-        entries.append(entry)
-    return ClientFault(
-        "TransactionCanceledException",
-        f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
-        extra={"CancellationReasons": entries},
-    )
-
-
 class _Backend:
     """moto's DynamoDBBackend with atomic multi-item writes; everything else passes through."""
 
@@ -248,7 +233,7 @@ class _Backend:
             reasons.append(reason)
             plan.append((op_type, op, table, hash_value, range_value, key))
         if any(code is not None for code, _, _ in reasons):
-            raise _cancelled(reasons)
+            raise cancelled(reasons)
 
         saved = [(table, h, r, copy.deepcopy(table.get_item(h, r))) for _, _, table, h, r, _ in plan]
         done = 0
@@ -274,7 +259,7 @@ class _Backend:
             fault = _fault(exc) if isinstance(exc, JsonRESTError) else exc
             failed: list[tuple[str | None, str | None, Any]] = [(None, None, None)] * len(plan)
             failed[done] = (fault.code, fault.message, None)
-            raise _cancelled(failed) from exc
+            raise cancelled(failed) from exc
         except BaseException:
             for table, h, r, item in reversed(saved):
                 _restore(table, h, r, item)

@@ -35,6 +35,22 @@ class ClientFault(Exception):
         self.extra = dict(extra or {})
 
 
+def cancelled(reasons: list[tuple[str | None, str | None, Any]]) -> ClientFault:
+    """TransactionCanceledException with one reason per action, in request order: (code, message, item)."""
+    codes = ", ".join(code or "None" for code, _, _ in reasons)
+    entries = []
+    for code, message, item in reasons:
+        entry: dict[str, Any] = {"Code": code, "Message": message} if code else {"Code": "None"}
+        if item:
+            entry["Item"] = item
+        entries.append(entry)
+    return ClientFault(
+        "TransactionCanceledException",
+        f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
+        extra={"CancellationReasons": entries},
+    )
+
+
 def _json_default(value: object) -> object:
     if isinstance(value, bytes | bytearray):
         return base64.b64encode(value).decode("ascii")
@@ -68,4 +84,4 @@ def fault_response(fault: ClientFault) -> Response:
     return error_response(fault.code, fault.message, fault.status, **fault.extra)
 
 
-__all__ = ["ClientFault", "Response", "error_response", "fault_response", "headers_for", "response"]
+__all__ = ["ClientFault", "Response", "cancelled", "error_response", "fault_response", "headers_for", "response"]
