@@ -70,6 +70,14 @@ def test_decode__operation_moto_does_not_implement__400_saying_what_to_use(endpo
     assert "DynamoDB Local" in payload["message"]
 
 
+def test_control_plane__create_table_without_key_schema__400_validation_exception(endpoint: EmbeddedEndpoint) -> None:
+    status, payload = post(endpoint.url, "DynamoDB_20120810.CreateTable", b'{"TableName": "labkit-no-keys"}')
+    assert (status, code_of(payload)) == (400, "ValidationException")
+    assert payload["message"] == (
+        "1 validation error detected: Value null at 'keySchema' failed to satisfy constraint: Member must not be null"
+    )
+
+
 class _Broken:
     """A hook with a bug: what an engine bug looks like from outside."""
 

@@ -1,18 +1,15 @@
 """Apply a validated request to moto's DynamoDB, atomically. The ONLY module that imports moto.
 
-Everything here runs under the engine's lock. :meth:`MotoStore.apply` calls moto's own
-``DynamoHandler`` action methods on the decoded JSON (skipping werkzeug, botocore's parser and
-moto's serializer, ~1.4 ms a request); requests carrying binary values, control-plane operations
-and DynamoDB Streams go through moto's full dispatch. Both talk to the same :class:`_Backend`,
-which makes TransactWriteItems check every condition before writing and restore what it wrote if
-a write fails, and makes a failed UpdateItem leave its item as it was. What a request touched is
-reported as plain data (:class:`Applied`), so metering never reads moto objects.
+Runs under the engine's lock. :meth:`MotoStore.apply` calls moto's ``DynamoHandler`` methods on
+the decoded JSON (skipping moto's ~1.4 ms of generic parsing); binary values, control-plane
+operations and Streams go through moto's full dispatch. Both use :class:`_Backend`: transactions
+check every condition before writing and restore what they wrote if a write fails; a failed
+UpdateItem leaves its item as it was. What a request touched is reported as plain data.
 
-At import, :func:`_prepare_moto` checks that moto's internals are what this module expects
-(else :class:`~labkit.errors.ConfigurationError`, one line, at start) and changes three of them:
-moto's registry of every model instance ever created (the memory leak: 3 items kept per
-UpdateItem, forever) is switched off for DynamoDB's models; moto's 405,000-byte item cap (DynamoDB's
-is 409,600, checked by :mod:`~labkit.endpoint.validate`) is lifted; TransactGetItems takes 100 items.
+When a MotoStore is created, :func:`_prepare_moto` checks moto's internals (else one-line
+:class:`~labkit.errors.ConfigurationError`) and changes three: moto's registry of every model
+instance (the leak: 3 items per UpdateItem, forever) is off for DynamoDB's models; moto's
+405,000-byte item cap is lifted (validate checks DynamoDB's 409,600); TransactGetItems takes 100.
 """
 
 from __future__ import annotations
@@ -20,6 +17,8 @@ from __future__ import annotations
 import copy
 import json
 import re
+import sys
+import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -432,6 +431,18 @@ class MotoStore:
             status, _, body = handler.dispatch(moto_request)
         except ClientFault as fault:  # raised by _Backend inside moto's dispatch
             return fault_response(fault)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            if request.operation in FAST_OPERATIONS:
+                raise  # data-plane requests were validated in full: this is an engine bug
+            # Control-plane requests are checked only against botocore's model; what moto still
+            # cannot read is the client's malformed request. Said, and logged, not hidden.
+            print(f"labkit endpoint: moto could not read a {request.operation} request:", file=sys.stderr)
+            traceback.print_exc(file=sys.stderr)
+            raise ClientFault(
+                "ValidationException",
+                f"labkit's embedded endpoint (moto) could not read this {request.operation} request "
+                f"({type(exc).__name__}: {exc}); check it against the DynamoDB API reference",
+            ) from exc
         data = body.encode("utf-8") if isinstance(body, str) else body
         return int(status), headers_for(data), data
 

@@ -39,6 +39,8 @@ DATA_PLANE = frozenset(
         "BatchWriteItem",
     }
 )
+#: Required by DynamoDB though botocore's model marks them optional.
+_ALSO_REQUIRED = {"CreateTable": ("KeySchema", "AttributeDefinitions")}
 _EXPRESSIONS = (
     "ConditionExpression",
     "UpdateExpression",
@@ -355,8 +357,13 @@ def validate(request: Request, schema_of: SchemaOf) -> Plan:
     """Check ``request`` in full; raise :class:`ClientFault` or return what it touches."""
     params = request.params
     check_request(request.service, request.operation, params)
+    for name in _ALSO_REQUIRED.get(op := request.operation, ()):
+        if params.get(name) is None:
+            raise _invalid(
+                f"1 validation error detected: Value null at '{name[0].lower() + name[1:]}' failed to satisfy "
+                "constraint: Member must not be null"
+            )
     plan = Plan()
-    op = request.operation
     if request.service != DYNAMODB or op not in DATA_PLANE:
         return plan
     if op == "TransactWriteItems":
