@@ -49,6 +49,17 @@ def test_server__body_shorter_than_content_length__408_and_connection_closed(end
     assert b"RequestTimeout" in answer
 
 
+def test_server__headers_never_finished__connection_closed(endpoint: EmbeddedEndpoint) -> None:
+    with _connect(endpoint) as sock:
+        sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nX-Amz-Target: DynamoDB_20120810.ListTables\r\n")
+        assert _read_all(sock) == b""  # returns only because the server closes the connection
+
+
+def test_server__connection_that_sends_nothing__closed(endpoint: EmbeddedEndpoint) -> None:
+    with _connect(endpoint) as sock:
+        assert _read_all(sock) == b""
+
+
 def test_server__idle_keep_alive_connection__closed_by_the_server(endpoint: EmbeddedEndpoint) -> None:
     with _connect(endpoint) as sock:
         sock.sendall(_request(b"{}"))

@@ -2,7 +2,8 @@
 
 * the whole body is read before the engine sees it, at most ``MAX_REQUEST_BODY_BYTES``
   (413 otherwise), each chunk within ``body_timeout`` seconds (a half-sent body is answered
-  408 and the connection closed, instead of holding it forever);
+  408 and the connection closed, instead of holding it forever); headers that do not finish
+  within ``body_timeout`` seconds close the connection;
 * idle keep-alive connections are closed after ``keep_alive`` seconds;
 * an exception that escapes the engine is an engine bug: 500 ``InternalServerError`` to the
   client, and its traceback on this process's stderr.
@@ -100,6 +101,48 @@ class _App:
         await send({"type": "http.response.body", "body": payload})
 
 
+def _protocol(timeout: float) -> Any:
+    """uvicorn's httptools protocol, plus a timer for headers that never finish (uvicorn has none).
+
+    Armed when a connection opens and when a request begins; disarmed when its headers are
+    complete (the app then times the body). None if httptools is missing: uvicorn's default.
+    """
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:  # pragma: no cover - uvicorn[standard] installs httptools
+        return None
+
+    class _Protocol(HttpToolsProtocol):
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._header_timer = self.loop.call_later(timeout, self.transport.close)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._arm()
+
+        def on_headers_complete(self) -> None:
+            self._disarm()
+            super().on_headers_complete()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return _Protocol
+
+
 def _bind(host: str, port: int) -> socket.socket:
     if host != LOOPBACK:
         raise ConfigurationError(
@@ -177,6 +220,7 @@ class EmbeddedEndpoint:
             lifespan="off",
             access_log=False,
             timeout_keep_alive=max(1, round(self.keep_alive)),
+            **({"http": protocol} if (protocol := _protocol(self.body_timeout)) is not None else {}),
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
