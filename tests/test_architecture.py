@@ -1,9 +1,7 @@
 """docs/architecture.md stays true: the wings import only what the picture allows.
 
 Parsed with ``ast`` (no import runs): a lesson (singleton, uniqueness) never imports the race
-lab; the race lab never imports a lesson; only the engine imports moto — the
-``labkit/endpoint/`` package, and until the engine moves there, the legacy ``endpoint.py`` and
-``_moto_fast.py``.
+lab; the race lab never imports a lesson; only the engine (``labkit/endpoint/``) imports moto.
 """
 
 from __future__ import annotations
@@ -16,8 +14,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "labkit"
 LESSONS = ("singleton", "uniqueness")
 RACE_LAB = "races"
-#: Where moto may be imported: the engine package, and its two legacy modules.
-ENGINE = ("endpoint/", "endpoint.py", "_moto_fast.py")
+#: Where moto may be imported: the engine package (inside it, only apply.py: tests/test_endpoint_layout.py).
+ENGINE = ("endpoint/",)
 
 
 def modules() -> list[Path]:
@@ -67,7 +65,7 @@ def test_race_lab__imports__never_a_lesson(path: Path) -> None:
 
 
 def test_moto__imported_only_by_the_engine() -> None:
-    """moto is the engine's business: labkit/endpoint/ (and the legacy endpoint.py, _moto_fast.py)."""
+    """moto is the engine's business: only labkit/endpoint/ imports it."""
     outside = [
         p.relative_to(PACKAGE).as_posix()
         for p in modules()
