@@ -3,6 +3,7 @@
 
     python3 bootstrap.py lab          # install what is needed, open JupyterLab on the embedded endpoint
     python3 bootstrap.py test         # install what is needed, run every unit test and every notebook
+    python3 bootstrap.py lint         # ruff check, ruff format --check and mypy --strict (installs the dev extra)
     python3 bootstrap.py doctor       # any other command goes to `labkit` (doctor, serve, ...) in .venv
     python3 bootstrap.py lock         # refresh constraints.txt: labkit[lab,test,dev] in a fresh venv, frozen
     python3 bootstrap.py wheelhouse DIR   # fill DIR with wheels for an offline install
@@ -38,6 +39,13 @@ EXTRAS = "lab,test"
 LOCK_EXTRAS = "lab,test,dev"
 #: The README's test command, run inside the virtual environment.
 TEST_COMMAND = ["-m", "pytest", "-n", "2", "--dist", "loadscope", "--nbval-lax", "tests", "notebooks"]
+#: The lint command: each runs inside the virtual environment; all must pass.
+LINT_PATHS = ["labkit", "tests", "benchmarks", "tools", "bootstrap.py", "conftest.py"]
+LINT_COMMANDS = [
+    ["-m", "ruff", "check", *LINT_PATHS, "notebooks"],  # notebooks are checked, not formatted (builders write them)
+    ["-m", "ruff", "format", "--check", *LINT_PATHS],
+    ["-m", "mypy"],
+]
 #: The one-line way to refresh the lock; written at the top of constraints.txt.
 LOCK_COMMAND = "python3 bootstrap.py lock"
 STAMP = ".labkit-installed"
@@ -249,7 +257,18 @@ def _run(python: Path, args: list[str]) -> int:
     return subprocess.call(command)
 
 
-USAGE = ("usage: python3 bootstrap.py lab|test|doctor|serve|lock|wheelhouse DIR [args...] "
+def lint(python: Path) -> int:
+    """Every lint command, each run even if an earlier one failed; non-zero if any failed."""
+    os.chdir(ROOT)
+    failed = [" ".join(c[1:3]) for c in LINT_COMMANDS if subprocess.call([str(python), *c]) != 0]
+    if failed:
+        print(f"bootstrap: lint failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    say("lint passed: ruff check, ruff format --check, mypy --strict")
+    return 0
+
+
+USAGE = ("usage: python3 bootstrap.py lab|test|lint|doctor|serve|lock|wheelhouse DIR [args...] "
          "(see the README)")
 
 
@@ -272,7 +291,7 @@ def main(argv: list[str]) -> int:
             if len(rest) != 1:
                 raise BootstrapError("wheelhouse needs one folder: python3 bootstrap.py wheelhouse DIR")
             return wheelhouse(rest[0])
-        python = ensure_env(_env_dir(), EXTRAS, house)
+        python = ensure_env(_env_dir(), LOCK_EXTRAS if command == "lint" else EXTRAS, house)
     except BootstrapError as exc:
         print(f"bootstrap: error: {exc}", file=sys.stderr)
         return 2
@@ -285,6 +304,8 @@ def main(argv: list[str]) -> int:
         return 130
     if command == "test":
         return _run(python, [*TEST_COMMAND, *rest])
+    if command == "lint":
+        return lint(python)
     return _run(python, ["-m", "labkit", command, *rest])
 
 

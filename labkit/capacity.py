@@ -15,25 +15,34 @@ Write units: 1 KB steps. Transactions cost twice.
 
 from __future__ import annotations
 
+import base64
 import math
 from collections.abc import Iterable, Mapping
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Any
 
 from .constants import READ_UNIT_BYTES, WRITE_UNIT_BYTES
 
 AttributeValue = Mapping[str, Any]
+_EXACT = Context(prec=100, Emax=999999, Emin=-999999)  # DynamoDB numbers have up to 38 digits: never round
 Item = Mapping[str, AttributeValue]
 
 
 def _number_size(text: str) -> int:
     """Bytes DynamoDB counts for a number: (significant digits + 1) // 2, plus 1."""
-    digits = str(Decimal(text).normalize()).lstrip("-")
+    digits = str(Decimal(text).normalize(_EXACT)).lstrip("-")
     if "E" in digits:  # 1E+5 -> mantissa only
         digits = digits.split("E")[0]
     significant = digits.replace(".", "").lstrip("0") or "0"
     significant = significant.rstrip("0") or "0"
     return (len(significant) + 1) // 2 + 1
+
+
+def _binary_size(value: Any) -> int:
+    """Raw byte length of a binary value: bytes as they are, a str as the base64 of DynamoDB JSON."""
+    if isinstance(value, str):
+        return len(base64.b64decode(value))
+    return len(value if isinstance(value, bytes | bytearray) else bytes(value))
 
 
 def value_size(value: AttributeValue) -> int:
@@ -44,7 +53,7 @@ def value_size(value: AttributeValue) -> int:
     if kind == "N":
         return _number_size(v)
     if kind == "B":
-        return len(v if isinstance(v, bytes | bytearray) else bytes(v))
+        return _binary_size(v)
     if kind in ("BOOL", "NULL"):
         return 1
     if kind == "SS":
@@ -52,7 +61,7 @@ def value_size(value: AttributeValue) -> int:
     if kind == "NS":
         return sum(_number_size(n) for n in v)
     if kind == "BS":
-        return sum(len(b) for b in v)
+        return sum(_binary_size(b) for b in v)
     if kind == "L":
         return 3 + sum(1 + value_size(e) for e in v)
     if kind == "M":

@@ -58,3 +58,18 @@ LOCAL_SECRET_KEY: Final = "labkit"
 
 #: Where docker compose publishes DynamoDB Local.
 DYNAMODB_LOCAL_URL: Final = "http://localhost:8000"
+
+# --- The embedded endpoint's engine (labkit/endpoint/) --------------------------------------------
+#: Most keys in one BatchGetItem, across all its tables.
+MAX_BATCH_GET_KEYS: Final = 100
+#: Largest TransactWriteItems request DynamoDB accepts (4 MB).
+MAX_TRANSACT_REQUEST_BYTES: Final = 4 * 1024 * 1024
+#: Deepest nesting of lists and maps in an attribute value.
+MAX_DOCUMENT_DEPTH: Final = 32
+#: Most ClientRequestTokens the embedded endpoint remembers at once (the oldest are forgotten first).
+MAX_REMEMBERED_TOKENS: Final = 20_000
+#: Largest request body the embedded endpoint reads (DynamoDB's largest requests are 16 MB batches).
+MAX_REQUEST_BODY_BYTES: Final = 16 * 1024 * 1024
+#: Seconds the embedded endpoint waits for the rest of a half-sent body, and keeps an idle connection.
+REQUEST_BODY_TIMEOUT_SECONDS: Final = 30.0
+IDLE_KEEP_ALIVE_SECONDS: Final = 30.0

@@ -2,9 +2,7 @@
 
 Parsed with ``ast`` (no import runs): a lesson (singleton, uniqueness) never imports the race
 lab; the race lab never imports a lesson; faults (used by the race lab and the engine) import
-neither a lesson nor the race lab; only the engine imports moto — the
-``labkit/endpoint/`` package, and until the engine moves there, the legacy ``endpoint.py`` and
-``_moto_fast.py``.
+neither a lesson nor the race lab; only the engine (``labkit/endpoint/``) imports moto.
 """
 
 from __future__ import annotations
@@ -19,8 +17,8 @@ LESSONS = ("singleton", "uniqueness")
 RACE_LAB = "races"
 #: DynamoDB's failures on purpose: below the race lab (which imports it), beside the engine.
 FAULTS = "faults"
-#: Where moto may be imported: the engine package, and its two legacy modules.
-ENGINE = ("endpoint/", "endpoint.py", "_moto_fast.py")
+#: Where moto may be imported: the engine package (inside it, only apply.py: tests/test_endpoint_layout.py).
+ENGINE = ("endpoint/",)
 
 
 def modules() -> list[Path]:
@@ -77,7 +75,7 @@ def test_faults__imports__never_a_lesson_or_the_race_lab(path: Path) -> None:
 
 
 def test_moto__imported_only_by_the_engine() -> None:
-    """moto is the engine's business: labkit/endpoint/ (and the legacy endpoint.py, _moto_fast.py)."""
+    """moto is the engine's business: only labkit/endpoint/ imports it."""
     outside = [
         p.relative_to(PACKAGE).as_posix()
         for p in modules()

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import socket
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+from labkit.backend import Connection
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,8 +47,37 @@ def test_compose__dynamodb__publishes_8000_with_a_healthcheck(compose: dict[str,
     dynamodb = compose["services"]["dynamodb"]
     assert "127.0.0.1:8000:8000" in dynamodb["ports"]
     check = dynamodb["healthcheck"]
-    assert "http://localhost:8000" in " ".join(check["test"])
+    assert check["test"][:3] == ["CMD", "bash", "-c"]
+    assert "/dev/tcp/127.0.0.1/8000" in check["test"][3]
     assert check["retries"] >= 1
+
+
+def _healthcheck_script(compose: dict[str, Any], port: int) -> str:
+    """The healthcheck's bash script as the container runs it: compose's $$ -> $, 8000 -> port."""
+    script = compose["services"]["dynamodb"]["healthcheck"]["test"][3]
+    return script.replace("$$", "$").replace("/8000", f"/{port}")
+
+
+def test_compose__dynamodb_healthcheck__uses_only_bash_builtins(compose: dict[str, Any]) -> None:
+    """The image is not documented to ship curl or wget: the check is bash alone (decisions.md)."""
+    script = compose["services"]["dynamodb"]["healthcheck"]["test"][3]
+    for tool in ("curl", "wget", "nc ", "python", "aws "):
+        assert tool not in script, f"the healthcheck calls {tool.strip()!r}, which the image may not ship"
+    assert re.search(r"(?<!\$)\$(?!\$)", script) is None, "a single $ would be interpolated by compose; write $$"
+
+
+def test_compose__dynamodb_healthcheck__passes_when_http_answers_fails_when_nothing_listens(
+    conn: Connection, compose: dict[str, Any]
+) -> None:
+    """Run the healthcheck's script with bash against a live HTTP endpoint (exit 0) and a closed port (not 0)."""
+    port = int(str(conn.endpoint_url).rsplit(":", 1)[1])
+    up = subprocess.run(["bash", "-c", _healthcheck_script(compose, port)], capture_output=True, timeout=30)
+    assert up.returncode == 0, up.stderr
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    down = subprocess.run(["bash", "-c", _healthcheck_script(compose, closed)], capture_output=True, timeout=30)
+    assert down.returncode != 0
 
 
 def test_compose__lab__runs_notebooks_against_dynamodb_local(compose: dict[str, Any]) -> None:

@@ -661,19 +661,27 @@ def _normalise(body: bytes, table: str) -> Any:
 
 def test_fast_path__same_answers_as_moto_handler_for_hot_operations() -> None:
     """Status and body of the fast path equal moto's own dispatch, request by request."""
-    core = DynamoEngine().core
+    from labkit.endpoint.decode import decode
+    from labkit.endpoint.encode import ClientFault, fault_response, response
+    from labkit.endpoint.validate import Plan
+
+    store = DynamoEngine().store
     fast_table, moto_table = (f"labkit-cmp-{uuid.uuid4().hex[:8]}" for _ in range(2))
     for table in (fast_table, moto_table):
-        core.full_dispatch(_headers("CreateTable"), json.dumps(_table_request(table)).encode())
+        body = json.dumps(_table_request(table)).encode()
+        store.dispatch(decode(_headers("CreateTable"), body, store.account_of))
     for operation, request in SCRIPT:
         answers = []
         for table, fast in ((fast_table, True), (moto_table, False)):
             params = json.loads(json.dumps({"TableName": table, **request}).replace("$T", table))
-            body = json.dumps(params).encode()
+            decoded = decode(_headers(operation), json.dumps(params).encode(), store.account_of)
             if fast:
-                status, _, out = core.dispatch(operation, params, _headers(operation), body)
+                try:
+                    status, _, out = response(200, store.apply(decoded, Plan(), track=False).payload)
+                except ClientFault as fault:
+                    status, _, out = fault_response(fault)
             else:
-                status, _, out = core.full_dispatch(_headers(operation), body)
+                status, _, out = store.dispatch(decoded)
             answers.append((status, _normalise(out, table)))
         assert answers[0] == answers[1], f"{operation} {request}"
 

@@ -20,13 +20,14 @@ from .shapes import ERROR_PREFIX
 
 if TYPE_CHECKING:
     from ..backend import Connection
+    from ..endpoint.engine import DynamoEngine
 
 CONTROL_OPERATIONS = ("SetFaults", "GetFaults", "HoldTransaction", "ReleaseTransaction", "AdvanceClock")
 
 
-def injector_of(engine: Any) -> FaultInjector:
+def injector_of(engine: DynamoEngine) -> FaultInjector:
     """The engine's FaultInjector, added as a hook on first use."""
-    for hook in getattr(engine, "hooks", []):
+    for hook in engine.hooks:
         if isinstance(hook, FaultInjector):
             return hook
     injector = FaultInjector()
@@ -42,7 +43,9 @@ class _ShiftedClock:
         return self.base() + self.offset
 
 
-def handle_control(engine: Any, operation: str, params: Mapping[str, Any] | None) -> tuple[int, dict[str, Any]]:
+def handle_control(
+    engine: DynamoEngine, operation: str, params: Mapping[str, Any] | None
+) -> tuple[int, dict[str, Any]]:
     """Answer a ``Labkit.*`` control request: (HTTP status, JSON payload). Runs under the engine lock."""
 
     def bad(message: str) -> tuple[int, dict[str, Any]]:
@@ -81,13 +84,11 @@ def handle_control(engine: Any, operation: str, params: Mapping[str, Any] | None
     seconds = params.get("Seconds")
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
         return bad("Labkit.AdvanceClock needs Seconds, a number >= 0")
-    tokens = engine.tokens
-    clock = tokens.clock
-    if isinstance(clock, _ShiftedClock):
-        clock.offset += seconds
-    else:
-        tokens.clock = _ShiftedClock(clock, float(seconds))
-    return 200, {"Advanced": tokens.clock.offset}
+    clock = engine.tokens.clock
+    shifted = clock if isinstance(clock, _ShiftedClock) else _ShiftedClock(clock, 0.0)
+    shifted.offset += float(seconds)
+    engine.tokens.clock = shifted
+    return 200, {"Advanced": shifted.offset}
 
 
 def control(url: str, operation: str, payload: Mapping[str, Any], timeout: float = 10.0) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from typing import Any
 from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
 
-from ..endpoint_hooks import Rejection
+from ..endpoint.hooks import Rejection
 from ..errors import RaceError, ValidationError
 from .control import control
 from .kinds import Conflict, Fault, FaultSpec, Hold, LoseResponse, ServerError, Throttle, check_order, parse_faults

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..endpoint_hooks import Rejection, RequestInfo
+from ..endpoint.hooks import Rejection, RequestInfo
 from ..errors import ConfigurationError, ValidationError
 from .shapes import (
     CONFLICT_EXCEPTION_MESSAGE,

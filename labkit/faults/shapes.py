@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._errors_map import THROTTLING_CODES
-from ..endpoint_hooks import Rejection
+from ..endpoint.hooks import Rejection
 from ..errors import ValidationError
 
 ERROR_PREFIX = "com.amazonaws.dynamodb.v20120810#"

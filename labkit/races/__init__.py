@@ -33,6 +33,7 @@ lab imports no lesson; lessons import nothing from here.
 from __future__ import annotations
 
 from ..errors import error_code
+from .explore import Exploration, explore
 from .history import HISTORY_COLUMNS
 from .interleave import Interleaving, parse_order, run_interleaving
 from .keys import call_key
@@ -40,6 +41,7 @@ from .orders import all_interleavings, count_calls, interleavings
 from .stress import STRESS_COLUMNS, stress, sweep
 
 __all__ = [
+    "Exploration",
     "HISTORY_COLUMNS",
     "Interleaving",
     "STRESS_COLUMNS",
@@ -47,6 +49,7 @@ __all__ = [
     "call_key",
     "count_calls",
     "error_code",
+    "explore",
     "interleavings",
     "parse_order",
     "run_interleaving",

@@ -149,6 +149,11 @@ class _Run(_Session):
 
     def _stalled(self) -> RaceError:
         nxt = self.order[self.pos] if self.pos < len(self.order) else "?"
+        if self.in_flight:  # a slow answer (a loaded machine, a slow endpoint), not a stuck actor
+            return RaceError(
+                f"timed out: turn {self.pos + 1} (actor {nxt!r}) was taken but its call had not "
+                f"answered; {self._describe()}. The endpoint is slow or overloaded: raise `timeout`."
+            )
         return RaceError(
             f"timed out: turn {self.pos + 1} (actor {nxt!r}) was never taken; {self._describe()}. "
             f"Check that actor {nxt!r} makes its DynamoDB calls with the client it is given "

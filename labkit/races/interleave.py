@@ -117,8 +117,9 @@ def _run(
         for t in threads:  # waiting actors give up at once on failure; others get a moment
             t.join(ABORT_GRACE if run.failure is not None else None)
     finally:
-        for probe in probes.values():
-            probe.session = None
+        if run.failure is None:  # an aborted run stays attached: a late call raises _Aborted
+            for probe in probes.values():
+                probe.session = None
     if run.failure is not None:
         raise run.failure
     taken = tuple(r["actor"] for r in sorted(run.rows, key=lambda r: r["start"]) if r.get("turn") is not None)

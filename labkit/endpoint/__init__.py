@@ -1,0 +1,20 @@
+"""The embedded DynamoDB endpoint: moto's DynamoDB behind a small HTTP server on 127.0.0.1.
+
+A request flows through one module per step (see ``docs/decisions.md``)::
+
+    server  ->  decode  ->  validate (shapes, values, expressions)  ->  hooks.before
+            ->  idempotency  ->  apply (moto, atomic, under the engine's lock)  ->  meter
+            ->  hooks.after  ->  encode
+
+Only :mod:`labkit.endpoint.apply` imports moto. Every request is applied under one lock, so a
+condition check and its write never interleave with another request and a cancelled
+transaction leaves nothing behind. The store lives in memory: stopping the process loses it.
+"""
+
+from __future__ import annotations
+
+from .engine import DynamoEngine
+from .hooks import Hook, Rejection, RequestInfo
+from .server import LOOPBACK, EmbeddedEndpoint, shared_endpoint
+
+__all__ = ["LOOPBACK", "DynamoEngine", "EmbeddedEndpoint", "Hook", "Rejection", "RequestInfo", "shared_endpoint"]

@@ -1,0 +1,383 @@
+"""The whole request, checked as DynamoDB checks it, before anything is written.
+
+:func:`validate` raises :class:`~labkit.endpoint.encode.ClientFault` for the first problem,
+or returns a :class:`Plan`: the keys the request reads and writes, as plain data (for hooks,
+metering and ClientRequestToken memory). A batch or transaction is checked in full first, so
+a bad element writes nothing. Messages use DynamoDB's wording where it is documented or known.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import constants as C
+from ..capacity import item_size, value_size
+from . import expressions as X
+from .decode import DYNAMODB, Request
+from .encode import ClientFault
+from .schema import TableSchema
+from .shapes import check_request
+from .values import canonical, check_value
+
+SchemaOf = Callable[[str], TableSchema | None]
+
+#: Operations on items: validated here in full, metered, seen by hooks.
+DATA_PLANE = frozenset(
+    {
+        "GetItem",
+        "PutItem",
+        "UpdateItem",
+        "DeleteItem",
+        "Query",
+        "Scan",
+        "TransactWriteItems",
+        "TransactGetItems",
+        "BatchGetItem",
+        "BatchWriteItem",
+    }
+)
+#: Required by DynamoDB though botocore's model marks them optional.
+_ALSO_REQUIRED = {"CreateTable": ("KeySchema", "AttributeDefinitions")}
+_EXPRESSIONS = (
+    "ConditionExpression",
+    "UpdateExpression",
+    "ProjectionExpression",
+    "FilterExpression",
+    "KeyConditionExpression",
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One item a request writes (or checks, in a transaction)."""
+
+    table: str
+    key: dict[str, Any]
+    pk: str
+    transactional: bool = False
+    check_only: bool = False
+
+
+@dataclass
+class Plan:
+    """What a validated request touches."""
+
+    reads: list[tuple[str, str]] = field(default_factory=list)  # (table, partition key)
+    writes: list[Target] = field(default_factory=list)
+    gets: list[tuple[str, dict[str, Any], bool, bool]] = field(default_factory=list)  # table, key, strong, in a tx
+
+
+def _invalid(message: str) -> ClientFault:
+    return ClientFault("ValidationException", message)
+
+
+def _schema(schema_of: SchemaOf, table: str) -> TableSchema:
+    schema = schema_of(table)
+    if schema is None:
+        raise ClientFault("ResourceNotFoundException", f"Requested resource not found: Table: {table} not found")
+    return schema
+
+
+def _key_size(schema: TableSchema, name: str, value: Mapping[str, Any]) -> None:
+    size = value_size(value)
+    if name == schema.hash_key and size > C.MAX_PARTITION_KEY_BYTES:
+        raise _invalid(
+            "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size "
+            f"limit of{C.MAX_PARTITION_KEY_BYTES} bytes"
+        )
+    if name != schema.hash_key and size > C.MAX_SORT_KEY_BYTES:
+        raise _invalid(
+            "One or more parameter values were invalid: Aggregated size of all range keys has exceeded "
+            f"the size limit of {C.MAX_SORT_KEY_BYTES} bytes"
+        )
+
+
+def _empty(value: Mapping[str, Any]) -> bool:
+    return value.get("S") == "" or value.get("B") == ""
+
+
+def check_key(schema: TableSchema, key: Any) -> str:
+    """A primary key for ``schema``; returns the partition key's canonical string."""
+    if not isinstance(key, dict):
+        raise ClientFault("SerializationException", "Key must be a JSON object")
+    for value in key.values():
+        check_value(value)
+    if set(key) != set(schema.key_names):
+        raise _invalid("The provided key element does not match the schema")
+    for name, kind in schema.keys:
+        value = key[name]
+        if next(iter(value)) != kind:
+            raise _invalid("The provided key element does not match the schema")
+        if _empty(value):
+            raise _invalid(
+                "One or more parameter values are not valid. The AttributeValue for a key attribute "
+                f"cannot contain an empty {'string' if kind == 'S' else 'binary'} value. Key: {name}"
+            )
+        _key_size(schema, name, value)
+    return canonical(key[schema.hash_key])
+
+
+def check_stored_item(schema: TableSchema, item: Mapping[str, Any], updated: bool = False) -> None:
+    """What DynamoDB checks on an item as it will be stored: index key types, empty index keys, size."""
+    for index in schema.indexes:
+        for name, kind in index.keys:
+            value = item.get(name)
+            if value is None:
+                continue
+            actual = next(iter(value))
+            if actual != kind:
+                raise _invalid(
+                    f"One or more parameter values were invalid: Type mismatch for Index Key {name} "
+                    f"Expected: {kind} Actual: {actual} IndexName: {index.name}"
+                )
+            if _empty(value):
+                raise _invalid(
+                    "One or more parameter values are not valid. A value specified for a secondary index "
+                    "key is not supported. The AttributeValue for a key attribute cannot contain an empty "
+                    f"string value. IndexName: {index.name}, IndexKey: {name}"
+                )
+    if item_size(item) > C.MAX_ITEM_BYTES:
+        raise _invalid(
+            "Item size to update has exceeded the maximum allowed size"
+            if updated
+            else "Item size has exceeded the maximum allowed size"
+        )
+
+
+def check_item(schema: TableSchema, item: Any) -> tuple[dict[str, Any], str]:
+    """A whole item for ``schema``; returns its key and the partition key's canonical string."""
+    if not isinstance(item, dict):
+        raise ClientFault("SerializationException", "Item must be a JSON object")
+    for value in item.values():
+        check_value(value)
+    for name, kind in schema.keys:
+        value = item.get(name)
+        if value is None:
+            raise _invalid(f"One or more parameter values were invalid: Missing the key {name} in the item")
+        actual = next(iter(value))
+        if actual != kind:
+            raise _invalid(
+                f"One or more parameter values were invalid: Type mismatch for key {name} expected: {kind} "
+                f"actual: {actual}"
+            )
+        if _empty(value):
+            raise _invalid(
+                "One or more parameter values are not valid. The AttributeValue for a key attribute cannot "
+                f"contain an empty {'string' if kind == 'S' else 'binary'} value. Key: {name}"
+            )
+        _key_size(schema, name, value)
+    check_stored_item(schema, item)
+    key = {name: item[name] for name in schema.key_names}
+    return key, canonical(item[schema.hash_key])
+
+
+def _expressions(scope: Mapping[str, Any]) -> dict[str, X.Parsed]:
+    """Parse every expression of ``scope``; check placeholders are defined and all used."""
+    names, values = scope.get("ExpressionAttributeNames"), scope.get("ExpressionAttributeValues")
+    parsed: dict[str, X.Parsed] = {}
+    if names is None and values is None and not any(label in scope for label in _EXPRESSIONS):
+        return parsed
+    for label in _EXPRESSIONS:
+        text = scope.get(label)
+        if text is None:
+            continue
+        if label == "UpdateExpression":
+            parsed[label] = X.update_placeholders(text)
+        elif label == "KeyConditionExpression":
+            parsed[label] = X.key_condition(text)
+        elif label == "ProjectionExpression":
+            parsed[label] = X.projection(text)
+        else:
+            parsed[label] = X.condition(label, text)
+        X.check_placeholders(label, parsed[label], names, values)
+    for kind, given in (("Names", names), ("Values", values)):
+        if given is None:
+            continue
+        if not given:
+            raise _invalid(f"ExpressionAttribute{kind} must not be empty")
+        if not parsed:
+            raise _invalid(f"ExpressionAttribute{kind} can only be specified when using expressions")
+        used = set().union(*((p.names if kind == "Names" else p.values) for p in parsed.values()))
+        unused = [k for k in given if k not in used]
+        if unused:
+            raise _invalid(
+                f"Value provided in ExpressionAttribute{kind} unused in expressions: keys: {{{', '.join(unused)}}}"
+            )
+    for name, value in (values or {}).items():
+        try:
+            check_value(value)
+        except ClientFault as fault:
+            fault.message = f"ExpressionAttributeValues contains invalid value: {fault.message} for key {name}"
+            raise
+    return parsed
+
+
+def _query(schema: TableSchema, params: Mapping[str, Any], parsed: dict[str, X.Parsed]) -> str:
+    keys = schema.keys
+    index_name = params.get("IndexName")
+    if index_name is not None:
+        index = schema.index(index_name)
+        if index is None:
+            raise _invalid(f"The table does not have the specified index: {index_name}")
+        keys = index.keys
+    condition = parsed.get("KeyConditionExpression")
+    if condition is None:
+        if params.get("KeyConditions") is None:
+            raise _invalid(
+                "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request."
+            )
+        return ""
+    names = params.get("ExpressionAttributeNames") or {}
+    values = params.get("ExpressionAttributeValues") or {}
+    types = dict(keys)
+    pk = ""
+    for path, placeholder in condition.comparisons:
+        name = names.get(path, path)
+        value = values[placeholder]
+        if name in types and next(iter(value)) != types[name]:
+            raise _invalid(
+                "One or more parameter values were invalid: Condition parameter type does not match schema type"
+            )
+    for path, placeholder in condition.equalities:
+        if names.get(path, path) == keys[0][0]:
+            pk = canonical(values[placeholder])
+    if not pk:
+        raise _invalid("Query condition missed key schema element: " + keys[0][0])
+    return pk
+
+
+def _check_start_key(schema: TableSchema, params: Mapping[str, Any]) -> None:
+    """ExclusiveStartKey: exactly the table's key (plus the index's key for an index), typed right."""
+    start = params["ExclusiveStartKey"]
+    for value in start.values():
+        check_value(value)
+    index = schema.index(params["IndexName"]) if params.get("IndexName") else None
+    expected = dict(schema.keys) | (dict(index.keys) if index is not None else {})
+    if set(start) != set(expected) or any(next(iter(start[k])) != t for k, t in expected.items()):
+        raise _invalid("The provided starting key is invalid: The provided key element does not match the schema")
+
+
+def _single(op: str, params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan, transactional: bool = False) -> None:
+    """GetItem, PutItem, UpdateItem, DeleteItem, Query, Scan, or one action of a transaction."""
+    table = params["TableName"]
+    parsed = _expressions(params)
+    schema = _schema(schema_of, table)
+    if op in ("GetItem", "Get"):
+        plan.reads.append((table, check_key(schema, params["Key"])))
+        strong = transactional or bool(params.get("ConsistentRead"))
+        plan.gets.append((table, dict(params["Key"]), strong, transactional))
+    elif op in ("PutItem", "Put"):
+        key, pk = check_item(schema, params["Item"])
+        plan.writes.append(Target(table, key, pk, transactional))
+    elif op in ("UpdateItem", "Update", "DeleteItem", "Delete", "ConditionCheck"):
+        pk = check_key(schema, params["Key"])
+        plan.writes.append(Target(table, dict(params["Key"]), pk, transactional, check_only=op == "ConditionCheck"))
+    elif op == "Query":
+        pk = _query(schema, params, parsed)
+        plan.reads.append((table, pk))
+    if params.get("ExclusiveStartKey") is not None:
+        _check_start_key(schema, params)
+
+
+def _transact_write(params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan) -> None:
+    seen: set[tuple[str, str]] = set()
+    size = 0
+    for action in params["TransactItems"]:
+        present = [k for k, v in action.items() if v is not None and k in ("ConditionCheck", "Put", "Delete", "Update")]
+        if len(present) != 1:
+            raise _invalid("TransactItems can only contain one of Check, Put, Update or Delete")
+        kind = present[0]
+        body = action[kind]
+        _single(kind, body, schema_of, plan, transactional=True)
+        target = plan.writes[-1]
+        ident = (target.table, json.dumps(target.key, sort_keys=True))
+        if ident in seen:
+            raise _invalid("Transaction request cannot include multiple operations on one item")
+        seen.add(ident)
+        size += item_size(body.get("Item") or body.get("Key") or {})
+        size += sum(item_size({k: v}) for k, v in (body.get("ExpressionAttributeValues") or {}).items())
+    if size > C.MAX_TRANSACT_REQUEST_BYTES:
+        raise _invalid("Transaction request cannot be larger than 4 MB")
+
+
+def _batch_get(params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan) -> None:
+    total = sum(len(request["Keys"]) for request in params["RequestItems"].values())
+    if total > C.MAX_BATCH_GET_KEYS:
+        raise _invalid("Too many items requested for the BatchGetItem call")
+    for table, request in params["RequestItems"].items():
+        _expressions(request)
+        schema = _schema(schema_of, table)
+        seen: set[str] = set()
+        for key in request["Keys"]:
+            plan.reads.append((table, check_key(schema, key)))
+            plan.gets.append((table, dict(key), bool(request.get("ConsistentRead")), False))
+            ident = json.dumps(key, sort_keys=True)
+            if ident in seen:
+                raise _invalid("Provided list of item keys contains duplicates")
+            seen.add(ident)
+
+
+def _batch_write(params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan) -> None:
+    requests = params["RequestItems"]
+    total = sum(len(r) for r in requests.values())
+    if total > C.MAX_BATCH_WRITE_ITEMS:
+        raise _invalid(
+            "1 validation error detected: Value at 'requestItems' failed to satisfy constraint: Map value "
+            f"must satisfy constraint: [Member must have length less than or equal to "
+            f"{C.MAX_BATCH_WRITE_ITEMS}, Member must have length greater than or equal to 1]"
+        )
+    for table, table_requests in requests.items():
+        schema = _schema(schema_of, table)
+        seen: set[str] = set()
+        for request in table_requests:
+            present = [k for k in ("PutRequest", "DeleteRequest") if request.get(k) is not None]
+            if len(present) != 1:
+                raise _invalid(
+                    "Supplied AttributeValue has more than one datatypes set, must contain exactly one of "
+                    "the supported datatypes"
+                    if present
+                    else "A WriteRequest must contain exactly one of PutRequest or DeleteRequest"
+                )
+            if present[0] == "PutRequest":
+                key, pk = check_item(schema, request["PutRequest"]["Item"])
+            else:
+                key = request["DeleteRequest"]["Key"]
+                pk = check_key(schema, key)
+            ident = json.dumps(key, sort_keys=True)
+            if ident in seen:
+                raise _invalid("Provided list of item keys contains duplicates")
+            seen.add(ident)
+            plan.writes.append(Target(table, dict(key), pk))
+
+
+def validate(request: Request, schema_of: SchemaOf) -> Plan:
+    """Check ``request`` in full; raise :class:`ClientFault` or return what it touches."""
+    params = request.params
+    check_request(request.service, request.operation, params)
+    for name in _ALSO_REQUIRED.get(op := request.operation, ()):
+        if params.get(name) is None:
+            raise _invalid(
+                f"1 validation error detected: Value null at '{name[0].lower() + name[1:]}' failed to satisfy "
+                "constraint: Member must not be null"
+            )
+    plan = Plan()
+    if request.service != DYNAMODB or op not in DATA_PLANE:
+        return plan
+    if op == "TransactWriteItems":
+        _transact_write(params, schema_of, plan)
+    elif op == "TransactGetItems":
+        for action in params["TransactItems"]:
+            _single("Get", action["Get"], schema_of, plan, transactional=True)
+    elif op == "BatchGetItem":
+        _batch_get(params, schema_of, plan)
+    elif op == "BatchWriteItem":
+        _batch_write(params, schema_of, plan)
+    else:
+        _single(op, params, schema_of, plan)
+    return plan
+
+
+__all__ = ["DATA_PLANE", "Plan", "Target", "check_item", "check_key", "check_stored_item", "validate"]

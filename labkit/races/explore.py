@@ -1,0 +1,314 @@
+"""Systematic exploration of interleavings: exhaustive while cheap, then DPOR, then PCT sampling.
+
+``all_interleavings`` tries every order of the actors' DynamoDB calls, which is fine for two actors
+of two calls (6 orders) and hopeless soon after (3 x 3 calls: 1,680 orders; 3 x 4: 34,650).
+:func:`explore` runs the same real requests through the same gate (``run_interleaving``), but picks
+the orders it runs:
+
+``exhaustive``
+    every order of the calls each actor makes alone (``count_calls``) — used while that number is
+    at most ``exhaustive_limit``. Guarantee: ``"all N orders explored"``.
+``dpor``
+    dynamic partial-order reduction (source sets and sleep sets, Abdulla et al. 2014; the idea
+    tokio-rs/loom uses): two calls *conflict* when they come from different actors, touch the same
+    item key (``call_key``) and at least one of them writes. Orders that differ only in the
+    relative order of non-conflicting calls end in the same state, so one of them is enough.
+    Reads are GetItem, Query, Scan, BatchGetItem and TransactGetItems; every other operation
+    counts as a write. Query, Scan, batch calls and calls without a key touch the whole table.
+    Guarantee: ``"all non-equivalent orders explored (DPOR): N runs"``.
+``pct``
+    seeded random sampling with at most ``depth - 1`` preemptions per run (probabilistic
+    concurrency testing, Burckhardt et al. 2010; awslabs/shuttle, Microsoft Coyote): a bug that
+    needs d - 1 preemptions is found by each run with probability at least 1 / (n k^(d-1)) for n
+    actors and k calls. Guarantee: ``"N sampled orders, seed S, depth d"`` — a sample, not a proof.
+
+``strategy="auto"`` uses exhaustive while the count is at most ``exhaustive_limit``, else DPOR
+with up to half the budget, and PCT with what is left if DPOR did not finish.
+
+Every run is one ``run_interleaving`` call with ``strict=False`` and an order long enough for every
+call an actor makes (``max_calls`` turns each after the explored prefix), so *every* call is gated.
+The counterexample is the order of all the calls that run took: ``run_interleaving(actors,
+result.counterexample, conn=conn)`` after ``setup()`` replays it exactly.
+
+Actors must be deterministic: given the same answers from DynamoDB they make the same calls.
+:func:`explore` checks this on every run (the same order prefix must give the same calls) and
+raises :class:`~labkit.errors.RaceError` naming the actor and the step when it does not.
+
+Uses only ``labkit.races``' public names (``run_interleaving``, ``count_calls``, ``Interleaving``);
+the actor check is a small copy of ``races``' private ``_check_actors`` (it also wants two actors).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import RaceError, ValidationError
+from .calls import READS, Call, _nondeterministic, _trace, conflicts
+from .interleave import Interleaving, run_interleaving
+from .orders import count_calls
+from .search import _dpor, _exhaustive, _pct, count_orders
+
+if TYPE_CHECKING:
+    from ..backend import Connection
+    from .types import Actor
+
+STRATEGIES = ("auto", "exhaustive", "dpor", "pct")
+
+@dataclass(frozen=True)
+class Exploration:
+    """What :func:`explore` found: a verdict, a replayable counterexample, and what it is worth."""
+
+    passed: bool
+    #: the order of every call in the failing run (``"A B A C ..."``), or None when it passed
+    counterexample: str | None
+    runs: int
+    guarantee: str
+    strategy: str
+    #: every order of the dry-run call counts (what exhaustive search would run)
+    orders: int
+    calls: dict[str, int]
+    seed: int | None = None
+    #: the invariant's message for the failing run
+    message: str | None = None
+    #: the failing run itself (history, results, errors), for a timeline
+    interleaving: Interleaving | None = field(default=None, repr=False)
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def summary(self) -> str:
+        if self.passed:
+            return f"passed: {self.guarantee}"
+        return (
+            f"FAILED after {self.runs} run(s) ({self.strategy}): {self.message}\n"
+            f"  replay: run_interleaving(actors, {self.counterexample!r}, conn=conn)"
+        )
+
+
+# ---------------------------------------------------------------- the runner
+
+
+class _Violation(Exception):
+    def __init__(self, res: Interleaving, message: str) -> None:
+        super().__init__(message)
+        self.res = res
+        self.message = message
+
+
+class _Budget(Exception):
+    """The strategy used up the runs it was given."""
+
+
+class _Runner:
+    """Runs orders for every strategy: setup, the run, the invariant, the determinism check."""
+
+    def __init__(
+        self,
+        actors: Mapping[str, Actor],
+        conn: Connection,
+        setup: Callable[[], Any] | None,
+        invariant: Callable[[Interleaving], Any],
+        timeout: float,
+        max_calls: int,
+    ) -> None:
+        self.actors = actors
+        self.conn = conn
+        self.setup = setup
+        self.invariant = invariant
+        self.timeout = timeout
+        self.max_calls = max_calls
+        self.names = sorted(actors)
+        self.runs = 0
+        self.seen: dict[tuple[str, ...], Call] = {}  # order prefix -> the call made at its end
+
+    def continuation(self, first: Sequence[str]) -> list[str]:
+        """Enough turns for every call: the given actors first, then the rest in name order."""
+        rest = [n for n in self.names if n not in first]
+        return [n for n in [*first, *rest] for _ in range(self.max_calls)]
+
+    def run(self, order: Sequence[str], limit: int, prefer: Sequence[str] = (), exact: bool = False) -> list[Call]:
+        """One run of ``order`` then a continuation (``prefer`` first, else the last actor first).
+
+        ``exact``: the order is made of calls earlier runs made, so every turn must be taken
+        (otherwise an actor that finishes early just gives up its turns). Returns the run's calls;
+        raises _Violation when the invariant fails, _Budget when the runs are used up.
+        """
+        if self.runs >= limit:
+            raise _Budget
+        if self.setup is not None:
+            self.setup()
+        self.runs += 1
+        tail = self.continuation(prefer or order[-1:])
+        try:
+            res = run_interleaving(self.actors, [*order, *tail], conn=self.conn, timeout=self.timeout, strict=False)
+        except RaceError as exc:
+            raise RaceError(f"explore run {self.runs} (order prefix {' '.join(order)!r}): {exc}") from exc.__cause__
+        trace = _trace(res)
+        self._check_deterministic(order if exact else (), trace)
+        verdict = self._judge(res)
+        if verdict is not None:
+            raise _Violation(res, verdict)
+        return trace
+
+    def _check_deterministic(self, order: Sequence[str], trace: Sequence[Call]) -> None:
+        taken = tuple(c.actor for c in trace)
+        if taken[: len(order)] != tuple(order):
+            step = next((i for i, (a, b) in enumerate(zip(taken, order, strict=False)) if a != b), len(taken))
+            actor = order[step]
+            raise RaceError(
+                f"actor {actor!r} is not deterministic: at step {step + 1} of the order "
+                f"{' '.join(order)!r} an earlier run had it make another call, this run it had "
+                "finished. Actors must make the same calls given the same answers (no clocks, "
+                "random values or shared state between runs; reset everything in setup)."
+            )
+        for i, call in enumerate(trace):
+            prefix = taken[: i + 1]
+            before = self.seen.setdefault(prefix, call)
+            if before != call:
+                raise _nondeterministic(prefix, call, before)
+
+    def _judge(self, res: Interleaving) -> str | None:
+        try:
+            verdict = self.invariant(res)
+        except AssertionError as exc:
+            return str(exc) or "the invariant raised AssertionError"
+        if verdict is False:
+            return "the invariant returned False"
+        return None
+
+
+def _check_actors(actors: Mapping[str, Actor]) -> None:
+    if not isinstance(actors, Mapping) or len(actors) < 2:
+        raise ValidationError("explore needs at least two actors, e.g. {'A': fn_a, 'B': fn_b}")
+    for name, fn in actors.items():
+        if not isinstance(name, str) or not name or any(ch.isspace() for ch in name):
+            raise ValidationError(f"actor name {name!r} must be a non-empty string without spaces")
+        if not callable(fn):
+            raise ValidationError(f"actor {name!r} is {type(fn).__name__}, not a callable taking one DynamoDB client")
+
+
+def _check_int(name: str, value: Any, least: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+        raise ValidationError(f"{name} must be an int >= {least}, not {value!r}")
+
+
+def explore(
+    actors: Mapping[str, Actor],
+    *,
+    conn: Connection,
+    setup: Callable[[], Any] | None,
+    invariant: Callable[[Interleaving], Any],
+    budget: int = 500,
+    seed: int = 0,
+    strategy: str = "auto",
+    exhaustive_limit: int = 100,
+    depth: int = 3,
+    max_calls: int = 20,
+    calls: Mapping[str, int] | None = None,
+    timeout: float = 10.0,
+) -> Exploration:
+    """Run the actors in chosen orders until ``invariant`` fails or the guarantee is reached.
+
+    ``setup()`` runs before every order and must put the table back into the same state.
+    ``invariant(res)`` judges one run (an :class:`~labkit.races.Interleaving`): it fails by
+    returning ``False`` or raising ``AssertionError`` (its message becomes ``.message``); anything
+    else (``True``, ``None``) passes. ``budget`` caps the runs; ``seed`` and ``depth`` drive PCT;
+    ``max_calls`` caps the calls one actor makes in one run. The result is truthy when it passed.
+    """
+    _check_actors(actors)
+    if strategy not in STRATEGIES:
+        raise ValidationError(f"unknown strategy {strategy!r}; choose one of: {', '.join(STRATEGIES)}")
+    if not callable(invariant):
+        raise ValidationError(
+            f"invariant is {type(invariant).__name__}; pass a function of one Interleaving that "
+            "returns False or raises AssertionError when the run is wrong"
+        )
+    if setup is not None and not callable(setup):
+        raise ValidationError(f"setup is {type(setup).__name__}; pass a function of no arguments, or None")
+    _check_int("budget", budget, 1)
+    _check_int("seed", seed, 0)
+    _check_int("exhaustive_limit", exhaustive_limit, 0)
+    _check_int("depth", depth, 1)
+    _check_int("max_calls", max_calls, 1)
+    if calls is None:
+        calls = count_calls(actors, conn=conn, setup=setup, timeout=timeout)
+    else:
+        missing = sorted(set(actors) - set(calls))
+        extra = sorted(set(calls) - set(actors))
+        if missing or extra:
+            raise ValidationError(f"calls must give a count for exactly the actors; missing {missing}, unknown {extra}")
+        for name, n in calls.items():
+            _check_int(f"calls[{name!r}]", n, 1)
+    calls = dict(calls)
+    total = count_orders(calls)
+    shape = " + ".join(f"{name}: {n}" for name, n in sorted(calls.items()))
+    if strategy == "exhaustive" and total > budget:
+        raise ValidationError(
+            f"{len(calls)} actors with {shape} calls have {total:,} orders, more than budget={budget:,}; "
+            "use strategy='dpor' (explores one order per class of equivalent orders) or 'pct' "
+            f"(samples), or raise budget to {total:,}"
+        )
+
+    runner = _Runner(actors, conn, setup, invariant, timeout, max_calls)
+    used = strategy
+    guarantee = ""
+    try:
+        if strategy == "exhaustive" or (strategy == "auto" and total <= min(exhaustive_limit, budget)):
+            used = "exhaustive"
+            _exhaustive(runner, calls, budget)
+            guarantee = f"all {runner.runs:,} orders explored"
+        elif strategy in ("dpor", "auto"):
+            used = "dpor"
+            share = budget if strategy == "dpor" else max(budget // 2, 1)
+            try:
+                _dpor(runner, share)
+                guarantee = f"all non-equivalent orders explored (DPOR): {runner.runs:,} runs"
+            except _Budget:
+                if strategy == "dpor":
+                    raise ValidationError(
+                        f"{len(calls)} actors with {shape} calls ({total:,} orders) need more than "
+                        f"budget={budget:,} DPOR runs to cover every non-equivalent order; raise budget, "
+                        "use fewer actors or calls, or use strategy='pct' to sample"
+                    ) from None
+                used = "pct"
+        if used == "pct" or strategy == "pct":
+            used = "pct"
+            dpor_runs = runner.runs
+            more = _pct(runner, calls, depth, seed, budget)
+            sampled = runner.runs - dpor_runs
+            guarantee = f"{sampled:,} sampled orders, seed {seed}, depth {depth}"
+            if not more:
+                guarantee += " (no new schedule in 2,000 more draws)"
+            if dpor_runs:
+                guarantee += f" (after {dpor_runs:,} DPOR runs that did not cover every class)"
+    except _Violation as found:
+        res = found.res
+        return Exploration(
+            passed=False,
+            counterexample=" ".join(res.turns),
+            runs=runner.runs,
+            guarantee=f"counterexample found in run {runner.runs:,} ({used})",
+            strategy=used,
+            orders=total,
+            calls=calls,
+            seed=seed if used == "pct" else None,
+            message=found.message,
+            interleaving=res,
+        )
+    except _Budget:  # exhaustive within its budget cannot get here; kept for safety
+        pass
+    return Exploration(
+        passed=True,
+        counterexample=None,
+        runs=runner.runs,
+        guarantee=guarantee,
+        strategy=used,
+        orders=total,
+        calls=calls,
+        seed=seed if used == "pct" else None,
+    )
+
+
+__all__ = ["READS", "STRATEGIES", "Call", "Exploration", "conflicts", "count_orders", "explore"]

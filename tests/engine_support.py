@@ -1,0 +1,80 @@
+"""Helpers shared by the engine's test files (tests/test_endpoint_*.py): a raw HTTP poster,
+boto3 clients with client-side validation and retries off, and a table factory."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import uuid
+from typing import Any
+from urllib.parse import urlparse
+
+import boto3
+from botocore.config import Config
+
+REGION = "us-east-1"
+AUTH = "AWS4-HMAC-SHA256 Credential=labkit/20260101/{region}/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
+
+
+def raw_client(url: str, region: str = REGION) -> Any:
+    """A boto3 client that sends what it is given (no parameter validation) and never retries."""
+    return boto3.session.Session().client(
+        "dynamodb",
+        endpoint_url=url,
+        region_name=region,
+        aws_access_key_id="labkit",
+        aws_secret_access_key="labkit",
+        config=Config(parameter_validation=False, retries={"mode": "standard", "total_max_attempts": 1}),
+    )
+
+
+def post(url: str, target: str | None, body: bytes, region: str = REGION) -> tuple[int, dict[str, Any]]:
+    """One raw HTTP POST; (status, decoded JSON body)."""
+    parts = urlparse(url)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
+    headers = {"content-type": "application/x-amz-json-1.0", "authorization": AUTH.format(region=region)}
+    if target is not None:
+        headers["x-amz-target"] = target
+    try:
+        conn.request("POST", "/", body=body, headers=headers)
+        resp = conn.getresponse()
+        data = resp.read()
+    finally:
+        conn.close()
+    return resp.status, json.loads(data or b"{}")
+
+
+def code_of(payload: dict[str, Any]) -> str:
+    return str(payload.get("__type", "")).rpartition("#")[2]
+
+
+def make_table(client: Any, *, range_key: bool = True, gsi: bool = False, stream: bool = False) -> str:
+    """A fresh PAY_PER_REQUEST table PK (S) [+ SK (S)] [+ GSI email-index on email (S)]."""
+    name = f"labkit-eng-{uuid.uuid4().hex[:10]}"
+    keys = [{"AttributeName": "PK", "KeyType": "HASH"}]
+    attrs = [{"AttributeName": "PK", "AttributeType": "S"}]
+    if range_key:
+        keys.append({"AttributeName": "SK", "KeyType": "RANGE"})
+        attrs.append({"AttributeName": "SK", "AttributeType": "S"})
+    extra: dict[str, Any] = {}
+    if gsi:
+        attrs.append({"AttributeName": "email", "AttributeType": "S"})
+        extra["GlobalSecondaryIndexes"] = [
+            {
+                "IndexName": "email-index",
+                "KeySchema": [{"AttributeName": "email", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ]
+    if stream:
+        extra["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+    client.create_table(
+        TableName=name, KeySchema=keys, AttributeDefinitions=attrs, BillingMode="PAY_PER_REQUEST", **extra
+    )
+    return name
+
+
+def scan_all(client: Any, table: str) -> list[dict[str, Any]]:
+    return sorted(
+        client.scan(TableName=table, ConsistentRead=True)["Items"], key=lambda i: json.dumps(i, sort_keys=True)
+    )
