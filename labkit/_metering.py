@@ -47,6 +47,7 @@ class Use:
     local: bool = False
     read: float = 0.0
     write: float = 0.0
+    shares: dict[str, float] | None = None  # partition key value -> share of these units (hooks)
 
 
 @dataclass
@@ -137,14 +138,18 @@ def index_writes(table: Any, before: WireItem | None, after: WireItem | None) ->
 class Meter:
     """Reads the touched items before a request and turns the difference into ConsumedCapacity."""
 
-    def __init__(self, core: Any, who: tuple[str, str], operation: str, params: Mapping[str, Any]):
+    def __init__(
+        self, core: Any, who: tuple[str, str], operation: str, params: Mapping[str, Any], always: bool = False
+    ):
         self.core = core
         self.who = who
         self.operation = operation
         self.params = params
         self.mode = str(params.get("ReturnConsumedCapacity", "NONE"))
         self.targets: list[Target] = []
-        if self.wanted:
+        self.always = always  # measure even if the request did not ask (engine hooks need it)
+        self.uses: list[Use] = []
+        if self.wanted or always:
             self.targets = list(self._targets())
             core.take_reads(who)
 
@@ -184,32 +189,45 @@ class Meter:
         if op == "GetItem":
             size = item_size(core.item(who, p["TableName"], p["Key"]))
             yield Use(
-                p["TableName"], read=read_units(size, consistent=bool(p.get("ConsistentRead")))
+                p["TableName"],
+                read=read_units(size, consistent=bool(p.get("ConsistentRead"))),
+                shares=_share(core, who, p["TableName"], p["Key"]),
             )
         elif op in ("Query", "Scan"):
             for table, index, items in core.take_reads(who):
                 sizes = [item_size(i) for i in items]
                 units = total_read_units(sizes, consistent=bool(p.get("ConsistentRead")))
-                yield Use(table, index, self._is_local(table, index), read=units)
+                shares = _shares_by_size(core, who, table, items) if index is None else None
+                yield Use(table, index, self._is_local(table, index), read=units, shares=shares)
         elif op == "TransactGetItems":
             for action in p["TransactItems"]:
                 get = action["Get"]
                 size = item_size(core.item(who, get["TableName"], get["Key"]))
-                yield Use(get["TableName"], read=2 * read_units(size, consistent=True))
+                yield Use(
+                    get["TableName"],
+                    read=2 * read_units(size, consistent=True),
+                    shares=_share(core, who, get["TableName"], get["Key"]),
+                )
         elif op == "BatchGetItem":
             for table, request in p["RequestItems"].items():
                 consistent = bool(request.get("ConsistentRead"))
                 for key in request["Keys"]:
                     size = item_size(core.item(who, table, key))
-                    yield Use(table, read=read_units(size, consistent=consistent))
+                    yield Use(
+                        table,
+                        read=read_units(size, consistent=consistent),
+                        shares=_share(core, who, table, key),
+                    )
         else:
             for t in self.targets:
+                share = _share(core, who, t.table, t.key)
                 if t.check_only:
-                    yield Use(t.table, read=2 * read_units(item_size(t.before), consistent=True))
+                    units = 2 * read_units(item_size(t.before), consistent=True)
+                    yield Use(t.table, read=units, shares=share)
                     continue
                 after = core.item(who, t.table, t.key)
                 size = max(item_size(t.before), item_size(after))
-                yield Use(t.table, write=write_units(size, transactional=t.transactional))
+                yield Use(t.table, write=write_units(size, transactional=t.transactional), shares=share)
                 table = core.table(who, t.table)
                 if table is not None:
                     yield from index_writes(table, t.before, after)
@@ -226,8 +244,11 @@ class Meter:
         """Replace whatever capacity moto wrote into a successful response with DynamoDB's."""
         payload.pop("ConsumedCapacity", None)
         payload.pop("ConsumedCapacityUnits", None)
+        if self.always and not self.wanted:
+            self.uses = list(self._uses())
         if self.wanted:
-            entries = report(self._uses(), self.mode)
+            self.uses = list(self._uses())
+            entries = report(self.uses, self.mode)
             if self.operation in _SINGLE:
                 payload["ConsumedCapacity"] = (
                     entries[0]
@@ -237,6 +258,17 @@ class Meter:
             else:
                 payload["ConsumedCapacity"] = entries
         return payload
+
+    def by_partition(self) -> dict[tuple[str, str], tuple[float, float]]:
+        """(table, partition key value) -> (read, write) units of the base table (for engine hooks)."""
+        out: dict[tuple[str, str], tuple[float, float]] = {}
+        for use in self.uses:
+            if use.index is not None or not use.shares:
+                continue
+            for pk, share in use.shares.items():
+                r, w = out.get((use.table, pk), (0.0, 0.0))
+                out[(use.table, pk)] = (r + use.read * share, w + use.write * share)
+        return out
 
     def replay(self, keys: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
         """A repeated ClientRequestToken: DynamoDB reports the read units of reading the items."""
@@ -250,3 +282,30 @@ class Meter:
             for table, key in keys
         ]
         return report(uses, self.mode)
+
+
+def partition_value(core: Any, who: tuple[str, str], table: str, key: Mapping[str, Any]) -> str | None:
+    """The partition key value of ``key`` (or of a whole item) as a plain string; None if unknown."""
+    found = core.table(who, table)
+    if found is None or not isinstance(key, Mapping):
+        return None
+    value = key.get(found.hash_key_attr)
+    if not isinstance(value, Mapping) or len(value) != 1:
+        return None
+    ((_, raw),) = value.items()
+    return raw if isinstance(raw, str) else json.dumps(raw, default=str)
+
+
+def _share(core: Any, who: tuple[str, str], table: str, key: Mapping[str, Any]) -> dict[str, float] | None:
+    pk = partition_value(core, who, table, key)
+    return None if pk is None else {pk: 1.0}
+
+
+def _shares_by_size(core: Any, who: tuple[str, str], table: str, items: list[Any]) -> dict[str, float] | None:
+    sizes: dict[str, float] = {}
+    for item in items:
+        pk = partition_value(core, who, table, item)
+        if pk is not None:
+            sizes[pk] = sizes.get(pk, 0.0) + max(1, item_size(item))
+    total = sum(sizes.values())
+    return {pk: size / total for pk, size in sizes.items()} if total else None

@@ -57,3 +57,13 @@ LOCAL_SECRET_KEY: Final = "labkit"
 
 #: Where docker compose publishes DynamoDB Local.
 DYNAMODB_LOCAL_URL: Final = "http://localhost:8000"
+
+#: Per-partition throughput DynamoDB documents, in read and write units per second
+#: (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html).
+PARTITION_READ_UNITS_PER_SECOND: Final = 3000
+PARTITION_WRITE_UNITS_PER_SECOND: Final = 1000
+#: Unused provisioned capacity DynamoDB keeps for bursts: up to 300 seconds' worth
+#: (best effort; it cannot lift the per-partition limits above).
+BURST_SECONDS: Final = 300
+#: Most keys in one BatchGetItem.
+MAX_BATCH_GET_KEYS: Final = 100

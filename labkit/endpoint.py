@@ -15,11 +15,12 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
 from ._dynamo_rules import TokenMemory, check_request, fingerprint
 from ._metering import METERED, Meter
+from .endpoint_hooks import Hook
 from .errors import BackendUnavailable, ConfigurationError
 
 LOOPBACK = "127.0.0.1"
@@ -36,12 +37,24 @@ class DynamoEngine:
     ``clock`` (seconds, monotonic) dates ClientRequestTokens; tests inject a fake one.
     """
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic, hooks: Iterable[Hook] | None = None) -> None:
         from ._moto_fast import MotoCore
+        from .throughput import PartitionThrottle
 
         self.lock = threading.RLock()
         self.core = MotoCore()
         self.tokens = TokenMemory(clock)
+        self.clock = clock
+        # default: the partition throttle, which acts only on tables tagged labkit:partition-scale
+        self.hooks: list[Hook] = list(hooks) if hooks is not None else [PartitionThrottle()]
+
+    def add_hook(self, hook: Hook) -> None:
+        with self.lock:
+            self.hooks.append(hook)
+
+    def remove_hook(self, hook: Hook) -> None:
+        with self.lock:
+            self.hooks.remove(hook)
 
     def handle(self, headers: dict[str, str], body: bytes) -> Response:
         """Answer one request: (HTTP status, headers, body). ``headers`` keys are lower-case."""
@@ -62,10 +75,22 @@ class DynamoEngine:
         who = self.core.who(headers)
         if params is None or who is None or operation not in METERED:
             return self.core.dispatch(operation, params, headers, body)
-        meter = Meter(self.core, who, operation, params)
+        meter = Meter(self.core, who, operation, params, always=bool(self.hooks))
+        info = None
+        if self.hooks:
+            from ._hook_sites import request_info
+
+            info = request_info(self.core, who, operation, params)
+            now = self.clock()
+            for hook in list(self.hooks):
+                rejection = hook.before(info, now)
+                if rejection is not None:
+                    return error_response(rejection.code, rejection.message, rejection.status, **rejection.extra)
         token = params.get("ClientRequestToken") if operation == "TransactWriteItems" else None
         if token is None:
-            return self.core.dispatch(operation, params, headers, body, meter.finish, who)
+            result = self.core.dispatch(operation, params, headers, body, meter.finish, who)
+            self._after(info, meter, result)
+            return result
 
         print_ = fingerprint(params)
         earlier = self.tokens.recall(token)
@@ -84,7 +109,14 @@ class DynamoEngine:
         result = self.core.dispatch(operation, params, headers, body, meter.finish, who)
         if result[0] == 200:
             self.tokens.remember(token, print_, _action_keys(self.core, who, params))
+        self._after(info, meter, result)
         return result
+
+    def _after(self, info: Any, meter: Meter, result: Response) -> None:
+        if info is not None and result[0] == 200:
+            consumed, now = meter.by_partition(), self.clock()
+            for hook in list(self.hooks):
+                hook.after(info, consumed, now)
 
 
 def _json_object(body: bytes) -> dict[str, Any] | None:
@@ -168,8 +200,15 @@ class EmbeddedEndpoint:
     ...     boto3.client("dynamodb", endpoint_url=ep.url, ...)
     """
 
-    def __init__(self, port: int = 0, engine: DynamoEngine | None = None, *, host: str = LOOPBACK) -> None:
-        self.engine = engine or DynamoEngine()
+    def __init__(
+        self,
+        port: int = 0,
+        engine: DynamoEngine | None = None,
+        *,
+        host: str = LOOPBACK,
+        hooks: Iterable[Hook] | None = None,
+    ) -> None:
+        self.engine = engine or DynamoEngine(hooks=hooks)
         self._requested_port = port
         self._server: Any = None
         self._thread: threading.Thread | None = None

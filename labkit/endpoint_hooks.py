@@ -1,0 +1,42 @@
+"""The engine hook contract (a copy of ``labkit/endpoint/hooks.py``; at merge, imports point there).
+
+The embedded endpoint's engine runs every data-plane request through
+decode -> validate -> [hooks.before] -> idempotency -> apply -> meter -> [hooks.after] -> encode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class RequestInfo:
+    operation: str  # "PutItem", "TransactWriteItems", ...
+    account: str  # account id derived from the request's credentials
+    region: str
+    reads: tuple[tuple[str, str], ...]  # (table name, partition key value as canonical string) read
+    writes: tuple[tuple[str, str], ...]  # (table name, partition key value) written
+    params: Mapping[str, Any]  # the decoded, validated request (read-only)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    code: str  # e.g. "ProvisionedThroughputExceededException", "ThrottlingException",
+    # "InternalServerError", "TransactionConflictException", "TransactionCanceledException"
+    message: str
+    status: int = 400  # HTTP status (500 for InternalServerError)
+    extra: Mapping[str, Any] = field(default_factory=dict)  # more JSON fields in the error body,
+    # e.g. {"CancellationReasons": [...]} or {"ThrottlingReasons": [...]}
+    apply_first: bool = False  # True: apply the request for real, THEN answer with this error
+    # ("the response was lost after the write was applied")
+
+
+class Hook(Protocol):
+    def before(self, request: RequestInfo, now: float) -> Rejection | None: ...
+    def after(
+        self, request: RequestInfo, consumed: Mapping[tuple[str, str], tuple[float, float]], now: float
+    ) -> None: ...
+
+    # consumed: (table, partition key value) -> (read units, write units) this request consumed there
