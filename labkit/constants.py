@@ -67,3 +67,8 @@ PARTITION_WRITE_UNITS_PER_SECOND: Final = 1000
 BURST_SECONDS: Final = 300
 #: Most keys in one BatchGetItem.
 MAX_BATCH_GET_KEYS: Final = 100
+
+#: Sharded counter keys: shard i of counter <name> is PK="COUNTER#<name>#<i>", SK="SHARD",
+#: with the count in attribute "n". One partition key per shard: the writes spread over N partitions.
+COUNTER_PREFIX: Final = "COUNTER#"
+COUNTER_SK: Final = "SHARD"
