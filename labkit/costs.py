@@ -1,0 +1,431 @@
+"""What a pattern costs in money, priced from the capacity the endpoint reports.
+
+Units come from DynamoDB's ``ConsumedCapacity`` (the embedded endpoint reports it by the
+documented rules in :mod:`labkit.capacity`); prices are parameters (:class:`Prices`).
+
+Default prices — us-east-1 (US East, N. Virginia), Standard table class, as published on
+https://aws.amazon.com/dynamodb/pricing/on-demand/ and .../provisioned/ after the on-demand
+price cut of 1 November 2024; dated 2024-11-01:
+
+* on-demand: $0.125 per million read request units (RRU), $0.625 per million write request units (WRU);
+* provisioned: $0.00013 per RCU-hour, $0.00065 per WCU-hour.
+
+labkit could not read AWS's price list from where it was written (no internet); the on-demand
+figures were confirmed against a third-party summary of that page (airbyte.com, July 2025), the
+provisioned ones are AWS's long-standing us-east-1 prices. Pass your own :class:`Prices` for
+another region, table class or date. Storage, backups, streams and free tier are not priced.
+
+Failed conditional writes: DynamoDB bills the write units of a write whose condition fails, but
+returns no ``ConsumedCapacity`` with the error. :func:`meter` charges such a write by the
+documented rule on the item's size when the error carries it
+(``ReturnValuesOnConditionCheckFailure="ALL_OLD"``), else the 1-unit minimum.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .capacity import item_size, write_units
+from .errors import ValidationError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .backend import Connection
+
+PRICES_AS_OF = "2024-11-01"
+PRICES_SOURCE = "https://aws.amazon.com/dynamodb/pricing/ (us-east-1, Standard table class)"
+MILLION = 1_000_000
+HOURS_PER_MONTH = 730  # AWS's pricing examples use 730 hours a month
+
+#: Operations that accept ReturnConsumedCapacity.
+METERED_OPERATIONS = (
+    "GetItem",
+    "PutItem",
+    "UpdateItem",
+    "DeleteItem",
+    "Query",
+    "Scan",
+    "BatchGetItem",
+    "BatchWriteItem",
+    "TransactGetItems",
+    "TransactWriteItems",
+)
+_WRITES = {"PutItem", "UpdateItem", "DeleteItem"}
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Prices in US dollars. Negative or non-finite prices are refused."""
+
+    region: str = "us-east-1"
+    per_million_rru: float = 0.125
+    per_million_wru: float = 0.625
+    per_rcu_hour: float = 0.00013
+    per_wcu_hour: float = 0.00065
+    as_of: str = PRICES_AS_OF
+    source: str = PRICES_SOURCE
+
+    def __post_init__(self) -> None:
+        for name in ("per_million_rru", "per_million_wru", "per_rcu_hour", "per_wcu_hour"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+                raise ValidationError(f"price {name} must be a number >= 0 (US dollars); got {value!r}")
+
+    def describe(self) -> str:
+        return (
+            f"{self.region} prices as of {self.as_of}: ${self.per_million_rru:g}/M RRU, "
+            f"${self.per_million_wru:g}/M WRU (on-demand); ${self.per_rcu_hour:g}/RCU-hour, "
+            f"${self.per_wcu_hour:g}/WCU-hour (provisioned)"
+        )
+
+
+DEFAULT_PRICES = Prices()
+
+
+def _check_units(**units: float) -> None:
+    for name, value in units.items():
+        if not math.isfinite(value) or value < 0:
+            raise ValidationError(f"{name} must be a number >= 0; got {value!r}")
+
+
+def on_demand_cost(read_units: float, write_units: float, prices: Prices = DEFAULT_PRICES) -> float:
+    """US dollars for ``read_units`` RRU and ``write_units`` WRU on an on-demand table."""
+    _check_units(read_units=read_units, write_units=write_units)
+    return (read_units * prices.per_million_rru + write_units * prices.per_million_wru) / MILLION
+
+
+def provisioned_cost(rcu: float, wcu: float, hours: float, prices: Prices = DEFAULT_PRICES) -> float:
+    """US dollars for keeping ``rcu`` and ``wcu`` provisioned for ``hours`` (used or not)."""
+    _check_units(rcu=rcu, wcu=wcu, hours=hours)
+    return (rcu * prices.per_rcu_hour + wcu * prices.per_wcu_hour) * hours
+
+
+def units_of(
+    consumed: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None, operation: str = ""
+) -> tuple[float, float]:
+    """(read units, write units) in a response's ``ConsumedCapacity`` (one entry or a list).
+
+    An entry with only ``CapacityUnits`` counts as reads or writes by ``operation``.
+    """
+    if not consumed:
+        return 0.0, 0.0
+    entries = [consumed] if isinstance(consumed, Mapping) else list(consumed)
+    read = write = 0.0
+    for entry in entries:
+        if "ReadCapacityUnits" in entry or "WriteCapacityUnits" in entry:
+            read += float(entry.get("ReadCapacityUnits", 0.0))
+            write += float(entry.get("WriteCapacityUnits", 0.0))
+        elif operation in _WRITES or operation in ("BatchWriteItem", "TransactWriteItems"):
+            write += float(entry.get("CapacityUnits", 0.0))
+        else:
+            read += float(entry.get("CapacityUnits", 0.0))
+    return read, write
+
+
+@dataclass
+class Tally:
+    """Requests and units a metered client used. ``failed_writes``: conditional writes refused."""
+
+    requests: int = 0
+    read_units: float = 0.0
+    write_units: float = 0.0
+    failed_writes: int = 0
+    by_operation: dict[str, int] = field(default_factory=dict)
+
+    def cost(self, prices: Prices = DEFAULT_PRICES) -> float:
+        """On-demand cost of what was used, in US dollars."""
+        return on_demand_cost(self.read_units, self.write_units, prices)
+
+    def reset(self) -> None:
+        self.requests, self.read_units, self.write_units, self.failed_writes = 0, 0.0, 0.0, 0
+        self.by_operation.clear()
+
+
+def meter(client: Any) -> Tally:
+    """Count every request ``client`` makes and the units it consumes; returns the live tally.
+
+    Asks for ``ReturnConsumedCapacity="TOTAL"`` on every metered call that did not ask, and charges
+    a failed conditional write as DynamoDB bills it (see the module docstring).
+    """
+    tally = Tally()
+
+    def ask(params: dict[str, Any], model: Any, **_: Any) -> None:
+        if model.name in METERED_OPERATIONS:
+            params.setdefault("ReturnConsumedCapacity", "TOTAL")
+
+    def record(http_response: Any, parsed: Mapping[str, Any], model: Any, **_: Any) -> None:
+        op = model.name
+        tally.requests += 1
+        tally.by_operation[op] = tally.by_operation.get(op, 0) + 1
+        code = parsed.get("Error", {}).get("Code")
+        if code == "ConditionalCheckFailedException" and op in _WRITES:
+            tally.failed_writes += 1
+            tally.write_units += write_units(item_size(parsed.get("Item")))
+            return
+        read, write = units_of(parsed.get("ConsumedCapacity"), op)
+        tally.read_units += read
+        tally.write_units += write
+
+    client.meta.events.register("provide-client-params.dynamodb.*", ask)
+    client.meta.events.register("after-call.dynamodb.*", record)
+    return tally
+
+
+# --- comparisons on real requests ------------------------------------------------------------
+
+
+def fill(client: Any, table_name: str, count: int, *, start: int = 0, item_bytes: int = 200) -> None:
+    """Write items ``FILLER#start .. FILLER#count-1`` of about ``item_bytes`` each (BatchWriteItem)."""
+    if count < 0 or item_bytes < 0:
+        raise ValidationError("count and item_bytes must be >= 0")
+    pad = "x" * max(0, item_bytes - 40)
+    puts = [
+        {"PutRequest": {"Item": {"PK": {"S": f"FILLER#{i:06d}"}, "SK": {"S": "ROW"}, "pad": {"S": pad}}}}
+        for i in range(start, count)
+    ]
+    for i in range(0, len(puts), 25):
+        request: dict[str, Any] = {table_name: puts[i : i + 25]}
+        while request:
+            request = client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+
+
+def get_vs_scan(
+    client: Any,
+    table_name: str,
+    key: Mapping[str, Any],
+    table_sizes: Iterable[int],
+    *,
+    item_bytes: int = 200,
+    prices: Prices = DEFAULT_PRICES,
+) -> pd.DataFrame:
+    """Read the item at ``key`` with one GetItem and with a Scan + filter, as the table grows.
+
+    For each size the table is filled up to that many filler items (plus what it holds), then both
+    reads run once (eventually consistent) and are priced per million reads.
+    """
+    import pandas as pd
+
+    rows, filled = [], 0
+    tally = meter(client)
+    for size in sorted(table_sizes):
+        fill(client, table_name, size, start=filled, item_bytes=item_bytes)
+        filled = max(filled, size)
+        tally.reset()
+        client.get_item(TableName=table_name, Key=dict(key))
+        get_units = tally.read_units
+        tally.reset()
+        kwargs: dict[str, Any] = {
+            "TableName": table_name,
+            "FilterExpression": "PK = :pk AND SK = :sk",
+            "ExpressionAttributeValues": {":pk": key["PK"], ":sk": key["SK"]},
+        }
+        found = 0
+        while True:
+            page = client.scan(**kwargs)
+            found += len(page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        assert found == 1, f"the Scan should find the one item at {dict(key)}, found {found}"
+        rows.append(
+            {
+                "filler_items": size,
+                "getitem_read_units": get_units,
+                "scan_read_units": tally.read_units,
+                "scan_requests": tally.requests,
+                "getitem_usd_per_million_reads": MILLION * on_demand_cost(get_units, 0, prices),
+                "scan_usd_per_million_reads": MILLION * on_demand_cost(tally.read_units, 0, prices),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def cached_vs_uncached(
+    make_store: Callable[..., Any],
+    *,
+    requests: int = 1000,
+    requests_per_second: float = 100.0,
+    ttl: float = 1.0,
+    prices: Prices = DEFAULT_PRICES,
+) -> pd.DataFrame:
+    """Serve ``requests`` flag reads at ``requests_per_second`` on a virtual clock, with and without cache.
+
+    ``make_store(clock=..., cache_ttl=...)`` returns a :class:`labkit.singleton.FlagStore` on a
+    metered client (its ``.client``). Columns: reads that reached DynamoDB, read units, USD per
+    month at that rate (30 days).
+    """
+    import pandas as pd
+
+    rows = []
+    for cached in (False, True):
+        now = [0.0]
+        store = make_store(clock=lambda now=now: now[0], cache_ttl=ttl)
+        tally = meter(store.client)
+        for _ in range(requests):
+            store.read(use_cache=cached)
+            now[0] += 1 / requests_per_second
+        per_request = tally.read_units / requests
+        monthly = per_request * requests_per_second * 3600 * HOURS_PER_MONTH
+        rows.append(
+            {
+                "cache": f"ttl {ttl:g} s" if cached else "none",
+                "requests": requests,
+                "getitem_calls": tally.by_operation.get("GetItem", 0),
+                "read_units": tally.read_units,
+                "usd_per_month": round(on_demand_cost(monthly, 0, prices), 4),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def put_vs_transaction(
+    client: Any, table_name: str, registration: Any, *, prices: Prices = DEFAULT_PRICES
+) -> pd.DataFrame:
+    """The same sign-up written three ways, each on an empty slate: account only, plain Puts, one transaction.
+
+    ``registration`` is a :class:`labkit.uniqueness.Registration` (an account and its markers).
+    Units are split into the table's and the secondary indexes' (the account's email is indexed):
+    inside a transaction the table's write units double.
+    """
+    import pandas as pd
+    from boto3.dynamodb.types import TypeSerializer
+
+    ser = TypeSerializer()
+    items = [registration.account_item(), *registration.marker_items()]
+    wire = [{k: ser.serialize(v) for k, v in item.items()} for item in items]
+
+    def clear() -> None:
+        for item in wire:
+            client.delete_item(TableName=table_name, Key={"PK": item["PK"], "SK": item["SK"]})
+
+    def split(consumed: Any) -> tuple[float, float]:
+        entries = [consumed] if isinstance(consumed, Mapping) else list(consumed or [])
+        table = sum(float(e.get("Table", {}).get("WriteCapacityUnits", 0.0)) for e in entries)
+        index = sum(
+            float(units.get("WriteCapacityUnits", 0.0))
+            for e in entries
+            for units in e.get("GlobalSecondaryIndexes", {}).values()
+        )
+        return table, index
+
+    rows = []
+    for how, calls in (
+        ("PutItem: account only (no uniqueness)", [("put", wire[0])]),
+        (f"{len(wire)} x PutItem: account + markers, not atomic", [("put", w) for w in wire]),
+        (f"TransactWriteItems: {len(wire)} Puts, atomic", [("transact", None)]),
+    ):
+        clear()
+        table_units = index_units = 0.0
+        for kind, item in calls:
+            if kind == "put":
+                out = client.put_item(TableName=table_name, Item=item, ReturnConsumedCapacity="INDEXES")
+            else:
+                out = client.transact_write_items(
+                    TransactItems=registration.transact_items(table_name), ReturnConsumedCapacity="INDEXES"
+                )
+            t, i = split(out.get("ConsumedCapacity"))
+            table_units, index_units = table_units + t, index_units + i
+        rows.append(
+            {
+                "how": how,
+                "requests": len(calls),
+                "table_write_units": table_units,
+                "index_write_units": index_units,
+                "usd_per_million_signups": round(MILLION * on_demand_cost(0, table_units + index_units, prices), 4),
+            }
+        )
+    clear()
+    return pd.DataFrame(rows)
+
+
+def version_guard_contention(
+    conn: Connection,
+    writers: Sequence[int] = (1, 2, 4, 8),
+    *,
+    updates_per_writer: int = 10,
+    prices: Prices = DEFAULT_PRICES,
+) -> pd.DataFrame:
+    """``w`` writers each make ``updates_per_writer`` read-dependent changes to the settings item.
+
+    Each change is :meth:`labkit.singleton.FlagStore.update` (strong read + version-guarded update,
+    retried on conflict without waiting). Failed conditional writes are billed like successful
+    ones. Columns per ``w``: changes, attempts, failed writes, units and cost per change.
+    """
+    import pandas as pd
+
+    from .races import stress
+    from .singleton import FlagStore
+
+    rows = []
+    for w in writers:
+        setup = FlagStore.connect(conn)
+        conn.client.delete_item(TableName=conn.table_name, Key=setup.key)
+        setup.set_flags(rate_limit_per_minute=0)
+        tallies: list[Tally] = []
+
+        def change(client: Any, worker: int, seq: int) -> int:
+            store = FlagStore(client, conn.table_name, max_attempts=1000, sleep=lambda s: None)
+            return store.update(lambda f: {"rate_limit_per_minute": int(f["rate_limit_per_minute"]) + 1}).attempts
+
+        started = time.perf_counter()
+        df = _stress_metered(stress, change, conn, w, updates_per_writer, tallies)
+        elapsed = time.perf_counter() - started
+        final = FlagStore.connect(conn).read(consistent=True, use_cache=False)["rate_limit_per_minute"]
+        total = Tally()
+        for t in tallies:
+            total.requests += t.requests
+            total.read_units += t.read_units
+            total.write_units += t.write_units
+            total.failed_writes += t.failed_writes
+        changes = w * updates_per_writer
+        assert final == changes, f"lesson broken: {changes} guarded changes but the value is {final}"
+        rows.append(
+            {
+                "writers": w,
+                "changes": changes,
+                "attempts": int(df["result"].sum()),
+                "failed_writes": total.failed_writes,
+                "write_units_per_change": round(total.write_units / changes, 2),
+                "read_units_per_change": round(total.read_units / changes, 2),
+                "usd_per_million_changes": round(MILLION * total.cost(prices) / changes, 3),
+                "seconds": round(elapsed, 2),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _stress_metered(stress: Any, change: Any, conn: Connection, threads: int, ops: int, tallies: list[Tally]) -> Any:
+    """races.stress, with each worker's client metered (one tally per client)."""
+    metered: dict[int, Tally] = {}
+
+    def op(client: Any, worker: int, seq: int) -> Any:
+        if id(client) not in metered:
+            metered[id(client)] = meter(client)
+            tallies.append(metered[id(client)])
+        return change(client, worker, seq)
+
+    return stress(op, conn=conn, threads=threads, ops=ops, progress=False)
+
+
+__all__ = [
+    "DEFAULT_PRICES",
+    "HOURS_PER_MONTH",
+    "PRICES_AS_OF",
+    "PRICES_SOURCE",
+    "Prices",
+    "Tally",
+    "cached_vs_uncached",
+    "fill",
+    "get_vs_scan",
+    "meter",
+    "on_demand_cost",
+    "provisioned_cost",
+    "put_vs_transaction",
+    "units_of",
+    "version_guard_contention",
+]
