@@ -34,6 +34,7 @@ from .errors import ValidationError
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.figure import Figure
 
     from .backend import Connection
 
@@ -412,7 +413,35 @@ def _stress_metered(stress: Any, change: Any, conn: Connection, threads: int, op
     return stress(op, conn=conn, threads=threads, ops=ops, progress=False)
 
 
+def plot_costs(scan: pd.DataFrame, contention: pd.DataFrame, prices: Prices = DEFAULT_PRICES) -> Figure:
+    """Left: cost per million reads vs table size (Scan vs GetItem). Right: cost per change vs writers."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, 4), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    x = scan["filler_items"]
+    left.plot(x, scan["scan_usd_per_million_reads"], marker="o", color="#C44E52", label="Scan + filter")
+    left.plot(x, scan["getitem_usd_per_million_reads"], marker="o", color="#4C72B0", label="GetItem")
+    left.set_xlabel("other items in the table")
+    left.set_ylabel("USD per million reads of the singleton")
+    left.set_title("Reading one item: GetItem vs Scan", fontsize=10)
+    left.legend()
+    w = contention["writers"]
+    right.bar(w.astype(str), contention["usd_per_million_changes"], color="#DD8452")
+    for xi, (cost, failed) in enumerate(
+        zip(contention["usd_per_million_changes"], contention["failed_writes"], strict=True)
+    ):
+        right.text(xi, cost, f"{failed} failed\nwrites", ha="center", va="bottom", fontsize=8)
+    right.set_xlabel("concurrent writers of the settings item")
+    right.set_ylabel("USD per million successful changes")
+    right.set_title("Version-guarded update: contention costs failed writes", fontsize=10)
+    right.set_ylim(0, float(contention["usd_per_million_changes"].max()) * 1.3)
+    fig.suptitle(f"On-demand prices, {prices.region}, as of {prices.as_of}", fontsize=10)
+    return fig
+
+
 __all__ = [
+    "plot_costs",
     "DEFAULT_PRICES",
     "HOURS_PER_MONTH",
     "PRICES_AS_OF",
