@@ -422,16 +422,16 @@ def plot_costs(scan: pd.DataFrame, contention: pd.DataFrame, prices: Prices = DE
     x = scan["filler_items"]
     left.plot(x, scan["scan_usd_per_million_reads"], marker="o", color="#C44E52", label="Scan + filter")
     left.plot(x, scan["getitem_usd_per_million_reads"], marker="o", color="#4C72B0", label="GetItem")
-    left.set_xlabel("other items in the table")
+    left.set_xlabel("other items in the table (about 200 bytes each)")
     left.set_ylabel("USD per million reads of the singleton")
     left.set_title("Reading one item: GetItem vs Scan", fontsize=10)
     left.legend()
     w = contention["writers"]
     right.bar(w.astype(str), contention["usd_per_million_changes"], color="#DD8452")
-    for xi, (cost, failed) in enumerate(
-        zip(contention["usd_per_million_changes"], contention["failed_writes"], strict=True)
+    for xi, (cost, failed, changes) in enumerate(
+        zip(contention["usd_per_million_changes"], contention["failed_writes"], contention["changes"], strict=True)
     ):
-        right.text(xi, cost, f"{failed} failed\nwrites", ha="center", va="bottom", fontsize=8)
+        right.text(xi, cost, f"{failed} failed writes\nfor {changes} changes", ha="center", va="bottom", fontsize=8)
     right.set_xlabel("concurrent writers of the settings item")
     right.set_ylabel("USD per million successful changes")
     right.set_title("Version-guarded update: contention costs failed writes", fontsize=10)

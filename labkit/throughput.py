@@ -347,8 +347,18 @@ def storm(op: Callable[[Any, int, int], Any], *, conn: Connection, threads: int 
     return Storm(df, attempts.sort_values("time").reset_index(drop=True))
 
 
-def plot_storm(storms: Mapping[str, Storm], scale: float, *, bin_seconds: float = 0.5) -> Figure:
-    """Per storm: attempts per second (accepted vs throttled) over time, and each request's latency."""
+def plot_storm(
+    storms: Mapping[str, Storm],
+    scale: float,
+    *,
+    partitions: Mapping[str, int] | None = None,
+    bin_seconds: float = 0.5,
+) -> Figure:
+    """Per storm: attempts per second (accepted vs throttled) over time, and each request's latency.
+
+    ``partitions`` says how many partitions a storm's writes were spread over (default 1), drawn as
+    their combined limit.
+    """
     import numpy as np
     from matplotlib.figure import Figure
 
@@ -376,11 +386,18 @@ def plot_storm(storms: Mapping[str, Storm], scale: float, *, bin_seconds: float 
             label="throttled",
         )
         peak = max(peak, float(((ok_counts + bad_counts) / bin_seconds).max(initial=0)))
-        top.axhline(limit, color="black", linestyle="--", linewidth=1)
-        top.text(0, limit, f" one partition's limit: {limit:g} writes/s (scale {scale:g})", va="bottom", fontsize=8)
+        spread = (partitions or {}).get(name, 1)
+        top.axhline(
+            limit,
+            color="black",
+            linestyle="--",
+            linewidth=1,
+            label=f"one partition's limit: {limit:g} writes/s (scale {scale:g})",
+        )
         s = run.summary()
+        spread_note = f"; {spread} partitions, together {limit * spread:g} writes/s" if spread > 1 else ""
         top.set_title(
-            f"{name}\n{s['throttled_attempts']} throttled of {s['http_attempts']} attempts, "
+            f"{name}{spread_note}\n{s['throttled_attempts']} throttled of {s['http_attempts']} attempts, "
             f"{s['failed']} requests failed",
             fontsize=10,
         )
@@ -396,8 +413,10 @@ def plot_storm(storms: Mapping[str, Storm], scale: float, *, bin_seconds: float 
         bottom.set_ylabel("request latency (ms)")
         bottom.set_xlabel("seconds since the storm started")
         bottom.legend(loc="upper right", fontsize=8)
+    lows, highs = zip(*(axes[1][col].get_ylim() for col in range(len(storms))), strict=True)
     for col in range(len(storms)):
         axes[0][col].set_ylim(0, peak * 1.25)
+        axes[1][col].set_ylim(min(lows), max(highs))
     fig.suptitle(f"The same write storm on one item and on a sharded counter (partition scale {scale:g})")
     return fig
 
