@@ -17,6 +17,7 @@ from labkit.costs import (
     get_vs_scan,
     meter,
     on_demand_cost,
+    plot_costs,
     provisioned_cost,
     put_vs_transaction,
     units_of,
@@ -157,3 +158,13 @@ def test_version_guard_contention__every_change_lands_and_failures_cost_writes(t
     assert (one["failed_writes"], one["write_units_per_change"]) == (0, 1.0)
     expected = (four["changes"] + four["failed_writes"]) / four["changes"]
     assert four["write_units_per_change"] == pytest.approx(expected, abs=0.01)
+
+
+def test_plot_costs__two_panels_titled_with_region_and_date(tconn: Connection) -> None:
+    """The cost figure names the prices it used."""
+    FlagStore.connect(tconn).set_flags(maintenance_mode=False)
+    scan = get_vs_scan(tconn.new_client(), tconn.table_name, FlagStore.connect(tconn).key, [0, 50])
+    contention = version_guard_contention(tconn, (1, 2), updates_per_writer=2)
+    fig = plot_costs(scan, contention)
+    assert len(fig.axes) == 2
+    assert fig.get_suptitle() == "On-demand prices, us-east-1, as of 2024-11-01"

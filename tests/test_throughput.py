@@ -24,7 +24,9 @@ from labkit.throughput import (
     check_scale,
     describe_scale,
     partition_limits,
+    plot_storm,
     set_partition_scale,
+    storm,
     throttling_reasons,
 )
 
@@ -276,3 +278,19 @@ def test_endpoint__hooks_argument__endpoint_wide_scale_without_tags() -> None:
             _add(conn, client)
         assert caught.value.response["Error"]["Code"] == "ThrottlingException"
         labkit.delete_table(conn)
+
+
+# --- storms and their picture ------------------------------------------------------------------
+
+
+def test_storm__hot_key_on_tagged_table__logs_throttled_attempts_the_sdk_retried(tconn: Connection) -> None:
+    """4 writers x 20 writes on one key at scale 0.01 (10 WCU/s): throttled attempts are logged."""
+    set_partition_scale(tconn.client, tconn.table_name, 0.01)
+    run = storm(lambda client, w, s: _add(tconn, client), conn=tconn, threads=4, ops=20)
+    assert run.throttled > 0
+    assert len(run.attempts) == run.summary()["http_attempts"] >= 80
+    assert run.summary()["sdk_retries"] == int(run.ops["retries"].sum())
+    assert set(run.attempts["code"]) <= {"ok", "ThrottlingException"}
+    fig = plot_storm({"hot": run, "again": run}, 0.01, partitions={"again": 2})
+    assert len(fig.axes) == 4
+    assert "2 partitions, together 20 writes/s" in fig.axes[1].get_title()
