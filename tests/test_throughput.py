@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
@@ -209,7 +210,7 @@ def test_endpoint__tagged_on_demand_table__throttling_exception_with_key_range_r
         _add(lab, client)
     with pytest.raises(ClientError) as caught:
         _add(lab, client)
-    error = caught.value.response
+    error: dict[str, Any] = dict(caught.value.response)
     assert error["Error"]["Code"] == "ThrottlingException"
     assert error["Error"]["Message"] == ON_DEMAND_MESSAGE
     arn = lab.client.describe_table(TableName=lab.table_name)["Table"]["TableArn"]
