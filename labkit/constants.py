@@ -21,6 +21,19 @@ MAX_TRANSACT_ITEMS: Final = 100
 MAX_LIST_TABLES_PAGE: Final = 100
 #: Most requests in one BatchWriteItem.
 MAX_BATCH_WRITE_ITEMS: Final = 25
+#: Operations on items (the data plane): what ReturnConsumedCapacity, engine hooks and fault rules apply to.
+DATA_PLANE_OPERATIONS: Final = (
+    "GetItem",
+    "PutItem",
+    "UpdateItem",
+    "DeleteItem",
+    "Query",
+    "Scan",
+    "BatchGetItem",
+    "BatchWriteItem",
+    "TransactGetItems",
+    "TransactWriteItems",
+)
 #: How long DynamoDB remembers a ClientRequestToken.
 CLIENT_REQUEST_TOKEN_TTL_SECONDS: Final = 600
 #: Longest ClientRequestToken DynamoDB accepts.
@@ -73,3 +86,17 @@ MAX_REQUEST_BODY_BYTES: Final = 16 * 1024 * 1024
 #: Seconds the embedded endpoint waits for the rest of a half-sent body, and keeps an idle connection.
 REQUEST_BODY_TIMEOUT_SECONDS: Final = 30.0
 IDLE_KEEP_ALIVE_SECONDS: Final = 30.0
+
+# --- Hot keys and costs (labkit/throughput.py, labkit/counter.py) ----------------------------------
+#: Per-partition throughput DynamoDB documents, in read and write units per second
+#: (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html).
+PARTITION_READ_UNITS_PER_SECOND: Final = 3000
+PARTITION_WRITE_UNITS_PER_SECOND: Final = 1000
+#: Unused provisioned capacity DynamoDB keeps for bursts: up to 300 seconds' worth
+#: (best effort; it cannot lift the per-partition limits above).
+BURST_SECONDS: Final = 300
+
+#: Sharded counter keys: shard i of counter <name> is PK="COUNTER#<name>#<i>", SK="SHARD",
+#: with the count in attribute "n". One partition key per shard: the writes spread over N partitions.
+COUNTER_PREFIX: Final = "COUNTER#"
+COUNTER_SK: Final = "SHARD"

@@ -197,6 +197,8 @@ NAMES_BEFORE_THE_SPLIT: dict[str, tuple[str, ...]] = {
 #: Modules whose __all__ is curated: sorted, every entry exists.
 CURATED = (
     "labkit.codec",
+    "labkit.costs",
+    "labkit.counter",
     "labkit.errors",
     "labkit.faults",
     "labkit.invariants",
@@ -204,6 +206,7 @@ CURATED = (
     "labkit.races",
     "labkit.singleton",
     "labkit.table",
+    "labkit.throughput",
     "labkit.uniqueness",
 )
 

@@ -64,6 +64,11 @@ class DynamoEngine:
         with self.lock:
             return self.store.tags(account, region, table)
 
+    def table_capacity(self, account: str, region: str, table: str) -> tuple[str, tuple[float, float] | None] | None:
+        """(table ARN, (RCU, WCU) if PROVISIONED else None); None if the table does not exist."""
+        with self.lock:
+            return self.store.capacity(account, region, table)
+
     def schema(self, account: str, region: str, table: str) -> TableSchema | None:
         with self.lock:
             return self.store.schema(account, region, table)

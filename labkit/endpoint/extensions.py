@@ -3,7 +3,8 @@
 Both live outside the engine and import :mod:`labkit.endpoint.hooks`, so they are imported when
 an engine is built or a control request arrives, never when this package is imported.
 
-* default hooks: none yet;
+* default hooks: :class:`labkit.throughput.PartitionThrottle` without a scale, which acts only on
+  tables tagged ``labkit:partition-scale`` (a hot key throttles there; other tables never do);
 * control operations: ``X-Amz-Target: Labkit.<name>`` (``SetFaults``, ``GetFaults``,
   ``HoldTransaction``, ``ReleaseTransaction``, ``AdvanceClock``), answered by
   :func:`labkit.faults.handle_control` under the engine's lock. The endpoint listens on
@@ -27,7 +28,9 @@ CONTROL_PREFIX = "Labkit."
 
 def default_hooks(engine: DynamoEngine) -> list[Hook]:
     """The hooks every engine starts with (``DynamoEngine(hooks=None)``)."""
-    return []
+    from ..throughput import PartitionThrottle, engine_settings
+
+    return [PartitionThrottle(settings=engine_settings(engine))]
 
 
 def control(engine: DynamoEngine, operation: str, body: bytes) -> Response:

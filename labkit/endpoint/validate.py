@@ -25,20 +25,7 @@ from .values import canonical, check_value
 SchemaOf = Callable[[str], TableSchema | None]
 
 #: Operations on items: validated here in full, metered, seen by hooks.
-DATA_PLANE = frozenset(
-    {
-        "GetItem",
-        "PutItem",
-        "UpdateItem",
-        "DeleteItem",
-        "Query",
-        "Scan",
-        "TransactWriteItems",
-        "TransactGetItems",
-        "BatchGetItem",
-        "BatchWriteItem",
-    }
-)
+DATA_PLANE = frozenset(C.DATA_PLANE_OPERATIONS)
 #: Required by DynamoDB though botocore's model marks them optional.
 _ALSO_REQUIRED = {"CreateTable": ("KeySchema", "AttributeDefinitions")}
 _EXPRESSIONS = (

@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .. import constants as C
 from .._errors_map import THROTTLING_CODES
 from ..endpoint.hooks import Rejection
 from ..errors import ValidationError
@@ -38,18 +39,7 @@ ERRORS: dict[str, tuple[int, str]] = {
 #: DynamoDB's message for a single-item write that meets a transaction in flight.
 CONFLICT_EXCEPTION_MESSAGE = "Operation was rejected because there is an ongoing transaction for the item."
 #: Data-plane operations a rule may name ("*" matches them all).
-OPERATIONS = (
-    "GetItem",
-    "PutItem",
-    "UpdateItem",
-    "DeleteItem",
-    "Query",
-    "Scan",
-    "BatchGetItem",
-    "BatchWriteItem",
-    "TransactGetItems",
-    "TransactWriteItems",
-)
+OPERATIONS = C.DATA_PLANE_OPERATIONS
 #: Operations DynamoDB can refuse with a transaction conflict.
 CONFLICTABLE = ("PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "TransactGetItems")
 #: Errors that mean "slow down" (labkit maps them all to Throttled, in labkit._errors_map).

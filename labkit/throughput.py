@@ -1,0 +1,436 @@
+"""Partition throughput for the embedded endpoint: a hot key really throttles (opt-in).
+
+DynamoDB serves each partition at most :data:`~labkit.constants.PARTITION_READ_UNITS_PER_SECOND`
+read units and :data:`~labkit.constants.PARTITION_WRITE_UNITS_PER_SECOND` write units a second,
+in both capacity modes. :class:`PartitionThrottle` is an engine hook (see
+:mod:`labkit.endpoint.hooks`) that keeps one token bucket per (table, partition key value) and
+direction, and answers a request whose partition's bucket is empty with the error DynamoDB
+returns today:
+
+* on-demand table: ``ThrottlingException`` with ``throttlingReasons``
+  ``[{"reason": "TableWriteKeyRangeThroughputExceeded", "resource": <table ARN>}]``
+  (``TableReadKeyRangeThroughputExceeded`` for reads) — the field name as botocore's
+  service model spells it for this exception;
+* provisioned table: ``ProvisionedThroughputExceededException`` with ``ThrottlingReasons``, the
+  same key-range reasons, or ``TableWriteProvisionedThroughputExceeded`` /
+  ``TableReadProvisionedThroughputExceeded`` when the table's own provisioned capacity — plus
+  up to :data:`~labkit.constants.BURST_SECONDS` of unused capacity kept for bursts — runs out.
+
+The model, stated:
+
+* **one partition per partition key value.** Real DynamoDB puts many key values on one partition
+  and splits busy partitions; in the lab each key value is its own partition, which is the best
+  case for a hot key (its limit is all its own) and the worst case for nothing.
+* **scaled down**: a Python client on a laptop cannot send 1,000 writes a second, so the limits are
+  multiplied by ``scale`` (``scale=0.05`` -> 150 read and 50 write units a second per partition).
+  Every number the lesson shows says its scale.
+* a partition bucket holds ``depth_seconds`` (default 1) of its limit: burst capacity does not lift
+  the per-partition limits (AWS: "burst capacity can't alleviate partition-level throttling").
+* a request is admitted while its partitions' buckets are not empty and then pays what it
+  consumed (the bucket may go into debt, as DynamoDB's do); units come from the engine's metering.
+* not modelled: index partitions, adaptive capacity's split of a busy partition, account quotas,
+  partial BatchGetItem/BatchWriteItem answers (a throttled batch fails as a whole), the
+  on-demand "twice the previous peak" rule. Query/Scan pay after the fact (their partitions are
+  known only once read).
+
+Opt-in, off by default: tag a table ``labkit:partition-scale=0.05`` (TagResource — works from any
+process and from the AWS CLI), or give an endpoint a throttle for all its tables:
+``engine.add_hook(PartitionThrottle(scale=0.05, settings=engine_settings(engine)))``. Every
+engine registers ``PartitionThrottle(settings=engine_settings(engine))`` (tags only) by default.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import constants as C
+from .endpoint.hooks import Rejection, RequestInfo
+from .errors import ValidationError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from .backend import Connection
+    from .endpoint import DynamoEngine
+
+#: The table tag that opts a table in, with its scale as the value (``"0.05"``).
+SCALE_TAG = "labkit:partition-scale"
+
+#: DynamoDB's message for a throttled request on an on-demand table.
+ON_DEMAND_MESSAGE = (
+    "Throughput exceeds the current capacity of your table or index. DynamoDB is automatically "
+    "scaling your table or index so please try again shortly. If exceptions persist, check if you "
+    "have a hot key: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/"
+    "bp-partition-key-design.html"
+)
+#: DynamoDB's message for a throttled request on a provisioned table.
+PROVISIONED_MESSAGE = (
+    "The level of configured provisioned throughput for the table was exceeded. "
+    "Consider increasing your provisioning level with the UpdateTable API."
+)
+
+READ, WRITE = "Read", "Write"
+
+
+def check_scale(scale: object) -> float:
+    """``scale`` as a float in (0, 1], or a :class:`ValidationError` saying what to pass."""
+    try:
+        value = float(scale)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (0 < value <= 1):
+        raise ValidationError(
+            f"partition scale must be a number in (0, 1], e.g. 0.05 for 1/20 of DynamoDB's "
+            f"per-partition limits; got {scale!r}"
+        )
+    return value
+
+
+def partition_limits(scale: float) -> tuple[float, float]:
+    """(read units, write units) per second one partition serves at ``scale``."""
+    s = check_scale(scale)
+    return C.PARTITION_READ_UNITS_PER_SECOND * s, C.PARTITION_WRITE_UNITS_PER_SECOND * s
+
+
+def describe_scale(scale: float) -> str:
+    """One line for the lesson: the scale and what it means for one partition."""
+    reads, writes = partition_limits(scale)
+    return (
+        f"partition scale {scale:g} (1/{1 / scale:g} of DynamoDB): one partition serves "
+        f"{reads:g} read units/s and {writes:g} write units/s "
+        f"(DynamoDB: {C.PARTITION_READ_UNITS_PER_SECOND:,} and {C.PARTITION_WRITE_UNITS_PER_SECOND:,})"
+    )
+
+
+class TokenBucket:
+    """``rate`` tokens a second, at most ``capacity`` kept; starts full. Time comes from the caller."""
+
+    def __init__(self, rate: float, capacity: float, now: float) -> None:
+        self.rate = rate
+        self.capacity = capacity
+        self.tokens = capacity
+        self.updated = now
+
+    def level(self, now: float) -> float:
+        """Tokens available at ``now`` (negative while in debt)."""
+        if now > self.updated:
+            self.tokens = min(self.capacity, self.tokens + self.rate * (now - self.updated))
+            self.updated = now
+        return self.tokens
+
+    def spend(self, units: float, now: float) -> None:
+        self.level(now)
+        self.tokens -= units
+
+
+@dataclass(frozen=True)
+class TableSettings:
+    """What the throttle needs to know about one table."""
+
+    arn: str
+    scale: float | None = None  # from the table's SCALE_TAG; None: not tagged
+    provisioned: tuple[float, float] | None = None  # (RCU, WCU) of a PROVISIONED table
+
+
+Settings = Callable[[str, str, str], "TableSettings | None"]
+
+
+def engine_settings(engine: DynamoEngine) -> Settings:
+    """Look tables up in ``engine``'s store: ARN, capacity mode and the scale tag.
+
+    A tag value that is not a valid scale is ignored here (TagResource accepts any string);
+    :func:`set_partition_scale` refuses it before the call.
+    """
+
+    def settings(account: str, region: str, table: str) -> TableSettings | None:
+        found = engine.table_capacity(account, region, table)
+        if found is None:
+            return None
+        arn, provisioned = found
+        try:
+            scale = check_scale(engine.table_tags(account, region, table)[SCALE_TAG])
+        except (KeyError, ValidationError):
+            scale = None
+        return TableSettings(arn=arn, scale=scale, provisioned=provisioned)
+
+    return settings
+
+
+class PartitionThrottle:
+    """The engine hook. ``scale`` applies to every table; a table's tag overrides it.
+
+    With ``scale=None`` (the default, and what every engine registers: see
+    :mod:`labkit.endpoint.extensions`) only tagged tables throttle. ``settings(account, region,
+    table)`` looks a table up (:func:`engine_settings`; tests inject one).
+    ``throttled`` counts rejections per (table, partition key value, "Read"/"Write").
+    """
+
+    def __init__(
+        self,
+        scale: float | None = None,
+        *,
+        settings: Settings,
+        depth_seconds: float = 1.0,
+    ) -> None:
+        self.scale = None if scale is None else check_scale(scale)
+        if not (depth_seconds > 0 and math.isfinite(depth_seconds)):
+            raise ValidationError(f"depth_seconds must be a positive number of seconds; got {depth_seconds!r}")
+        self.depth_seconds = float(depth_seconds)
+        self.settings = settings
+        self._partitions: dict[tuple[str, str, str, str, str], TokenBucket] = {}
+        self._tables: dict[tuple[str, str, str, str], TokenBucket] = {}
+        self.throttled: dict[tuple[str, str, str], int] = {}
+
+    def _table(self, request: RequestInfo, table: str) -> tuple[TableSettings, float] | None:
+        found = self.settings(request.account, request.region, table)
+        if found is None:
+            return None
+        scale = found.scale if found.scale is not None else self.scale
+        return None if scale is None else (found, scale)
+
+    def _partition(self, request: RequestInfo, table: str, pk: str, kind: str, scale: float, now: float) -> TokenBucket:
+        key = (request.account, request.region, table, pk, kind)
+        bucket = self._partitions.get(key)
+        reads, writes = partition_limits(scale)
+        rate = reads if kind == READ else writes
+        if bucket is None or bucket.rate != rate:
+            bucket = self._partitions[key] = TokenBucket(rate, rate * self.depth_seconds, now)
+        return bucket
+
+    def _provisioned(self, request: RequestInfo, table: str, kind: str, units: float, now: float) -> TokenBucket:
+        key = (request.account, request.region, table, kind)
+        bucket = self._tables.get(key)
+        if bucket is None or bucket.rate != units:
+            bucket = self._tables[key] = TokenBucket(units, units * C.BURST_SECONDS, now)
+        return bucket
+
+    def before(self, request: RequestInfo, now: float) -> Rejection | None:
+        for kind, pairs in ((WRITE, request.writes), (READ, request.reads)):
+            for table, pk in pairs:
+                found = self._table(request, table)
+                if found is None:
+                    continue
+                settings, scale = found
+                if self._partition(request, table, pk, kind, scale, now).level(now) <= 0:
+                    key = (table, pk, kind)
+                    self.throttled[key] = self.throttled.get(key, 0) + 1
+                    return throttling_rejection(settings, kind, "KeyRangeThroughputExceeded")
+                if settings.provisioned is not None:
+                    units = settings.provisioned[0 if kind == READ else 1]
+                    if self._provisioned(request, table, kind, units, now).level(now) <= 0:
+                        return throttling_rejection(settings, kind, "ProvisionedThroughputExceeded")
+        return None
+
+    def after(self, request: RequestInfo, consumed: Mapping[tuple[str, str], tuple[float, float]], now: float) -> None:
+        for (table, pk), (read, write) in consumed.items():
+            found = self._table(request, table)
+            if found is None:
+                continue
+            settings, scale = found
+            for kind, units in ((READ, read), (WRITE, write)):
+                if units:
+                    self._partition(request, table, pk, kind, scale, now).spend(units, now)
+                    if settings.provisioned is not None:
+                        rate = settings.provisioned[0 if kind == READ else 1]
+                        self._provisioned(request, table, kind, rate, now).spend(units, now)
+
+
+def throttling_rejection(settings: TableSettings, kind: str, limit: str) -> Rejection:
+    """DynamoDB's answer to a throttled request, by the table's capacity mode."""
+    reasons = [{"reason": f"Table{kind}{limit}", "resource": settings.arn}]
+    if settings.provisioned is None:
+        return Rejection("ThrottlingException", ON_DEMAND_MESSAGE, extra={"throttlingReasons": reasons})
+    return Rejection(
+        "ProvisionedThroughputExceededException", PROVISIONED_MESSAGE, extra={"ThrottlingReasons": reasons}
+    )
+
+
+def throttling_reasons(exc: BaseException) -> list[str]:
+    """The ``reason`` of each throttling reason in a botocore ``ClientError`` (either spelling)."""
+    response: Mapping[str, Any] = getattr(exc, "response", None) or {}
+    reasons = response.get("ThrottlingReasons") or response.get("throttlingReasons") or []
+    return [str(r.get("reason")) for r in reasons]
+
+
+def set_partition_scale(client: Any, table_name: str, scale: float | None) -> None:
+    """Opt ``table_name`` in (``scale`` in (0, 1]) or out (``None``) with the table tag.
+
+    Checks ``scale`` before any call. The tag lives with the table, so an endpoint in another
+    process (``labkit lab``, ``labkit serve``) throttles it too. DynamoDB ignores the tag.
+    """
+    value = None if scale is None else check_scale(scale)
+    arn = client.describe_table(TableName=table_name)["Table"]["TableArn"]
+    if value is None:
+        client.untag_resource(ResourceArn=arn, TagKeys=[SCALE_TAG])
+    else:
+        client.untag_resource(ResourceArn=arn, TagKeys=[SCALE_TAG])  # moto appends duplicate keys
+        client.tag_resource(ResourceArn=arn, Tags=[{"Key": SCALE_TAG, "Value": f"{value:g}"}])
+
+
+# --- a storm on the endpoint, and its picture ------------------------------------------------------
+
+THROTTLE_CODES = ("ThrottlingException", "ProvisionedThroughputExceededException")
+
+
+@dataclass
+class Storm:
+    """What :func:`storm` measured: one row per operation, one row per HTTP attempt."""
+
+    ops: pd.DataFrame  # races.stress columns: worker, seq, start, end, ok, error_code, result, calls, retries
+    attempts: pd.DataFrame  # time (s from the first attempt), code ("ok" or DynamoDB's error code)
+
+    @property
+    def throttled(self) -> int:
+        """HTTP attempts DynamoDB answered with a throttling error."""
+        return int(self.attempts["code"].isin(THROTTLE_CODES).sum())
+
+    def summary(self) -> dict[str, Any]:
+        latency = (self.ops["end"] - self.ops["start"]) * 1000
+        seconds = float(self.ops["end"].max()) if len(self.ops) else 0.0
+        return {
+            "operations": len(self.ops),
+            "succeeded": int(self.ops["ok"].sum()),
+            "failed": int((~self.ops["ok"]).sum()),
+            "http_attempts": len(self.attempts),
+            "throttled_attempts": self.throttled,
+            "sdk_retries": int(self.ops["retries"].sum()),
+            "p50_ms": round(float(latency.median()), 1),
+            "p99_ms": round(float(latency.quantile(0.99)), 1),
+            "seconds": round(seconds, 2),
+        }
+
+
+def storm(op: Callable[[Any, int, int], Any], *, conn: Connection, threads: int = 16, ops: int = 30) -> Storm:
+    """:func:`labkit.races.stress` that also logs every HTTP attempt (throttled or not) of every client.
+
+    Each worker's client keeps botocore's retries (standard mode), so throttled attempts are retried
+    with backoff — the latency the lesson shows.
+    """
+    import pandas as pd
+
+    from .races import stress
+
+    log: list[tuple[float, str]] = []
+    lock = threading.Lock()
+    watched: set[int] = set()
+
+    def attempt(response: Any = None, **_: Any) -> None:
+        if response is None:
+            return
+        http, parsed = response
+        code = parsed.get("Error", {}).get("Code") if http.status_code >= 300 else "ok"
+        with lock:
+            log.append((time.perf_counter(), str(code or f"HTTP {http.status_code}")))
+
+    def watched_op(client: Any, worker: int, seq: int) -> Any:
+        if id(client) not in watched:
+            watched.add(id(client))
+            client.meta.events.register("needs-retry.dynamodb", attempt)
+        return op(client, worker, seq)
+
+    df = stress(watched_op, conn=conn, threads=threads, ops=ops, progress=False)
+    attempts = pd.DataFrame(log, columns=["time", "code"])
+    if len(attempts):
+        attempts["time"] -= attempts["time"].min()
+    return Storm(df, attempts.sort_values("time").reset_index(drop=True))
+
+
+def plot_storm(
+    storms: Mapping[str, Storm],
+    scale: float,
+    *,
+    partitions: Mapping[str, int] | None = None,
+    bin_seconds: float = 0.5,
+) -> Figure:
+    """Per storm: attempts per second (accepted vs throttled) over time, and each request's latency.
+
+    ``partitions`` says how many partitions a storm's writes were spread over (default 1), drawn as
+    their combined limit.
+    """
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, 6.5), layout="constrained")
+    axes = fig.subplots(2, len(storms), sharex=True, squeeze=False)
+    end = max((float(s.attempts["time"].max()) for s in storms.values() if len(s.attempts)), default=1.0)
+    edges = np.arange(0, end + bin_seconds, bin_seconds)
+    limit = partition_limits(scale)[1]
+    peak = 1.0
+    for col, (name, run) in enumerate(storms.items()):
+        top, bottom = axes[0][col], axes[1][col]
+        t = run.attempts["time"]
+        throttled = run.attempts["code"].isin(THROTTLE_CODES)
+        ok_counts, _ = np.histogram(t[~throttled], bins=edges)
+        bad_counts, _ = np.histogram(t[throttled], bins=edges)
+        width = bin_seconds * 0.9
+        top.bar(edges[:-1], ok_counts / bin_seconds, width=width, align="edge", color="#4C72B0", label="accepted")
+        top.bar(
+            edges[:-1],
+            bad_counts / bin_seconds,
+            width=width,
+            align="edge",
+            bottom=ok_counts / bin_seconds,
+            color="#C44E52",
+            label="throttled",
+        )
+        peak = max(peak, float(((ok_counts + bad_counts) / bin_seconds).max(initial=0)))
+        spread = (partitions or {}).get(name, 1)
+        top.axhline(
+            limit,
+            color="black",
+            linestyle="--",
+            linewidth=1,
+            label=f"one partition's limit: {limit:g} writes/s (scale {scale:g})",
+        )
+        s = run.summary()
+        spread_note = f"; {spread} partitions, together {limit * spread:g} writes/s" if spread > 1 else ""
+        top.set_title(
+            f"{name}{spread_note}\n{s['throttled_attempts']} throttled of {s['http_attempts']} attempts, "
+            f"{s['failed']} requests failed",
+            fontsize=10,
+        )
+        top.set_ylabel("HTTP attempts / s")
+        top.legend(loc="upper right", fontsize=8)
+        latency = (run.ops["end"] - run.ops["start"]) * 1000
+        retried = run.ops["retries"] > 0
+        bottom.scatter(run.ops["start"][~retried], latency[~retried], s=6, color="#4C72B0", label="first attempt")
+        bottom.scatter(
+            run.ops["start"][retried], latency[retried], s=10, color="#C44E52", label="retried by the SDK (backoff)"
+        )
+        bottom.set_yscale("log")
+        bottom.set_ylabel("request latency (ms)")
+        bottom.set_xlabel("seconds since the storm started")
+        bottom.legend(loc="upper right", fontsize=8)
+    lows, highs = zip(*(axes[1][col].get_ylim() for col in range(len(storms))), strict=True)
+    for col in range(len(storms)):
+        axes[0][col].set_ylim(0, peak * 1.25)
+        axes[1][col].set_ylim(min(lows), max(highs))
+    fig.suptitle(f"The same write storm on one item and on a sharded counter (partition scale {scale:g})")
+    return fig
+
+
+__all__ = [
+    "ON_DEMAND_MESSAGE",
+    "PROVISIONED_MESSAGE",
+    "PartitionThrottle",
+    "SCALE_TAG",
+    "Storm",
+    "THROTTLE_CODES",
+    "TableSettings",
+    "TokenBucket",
+    "check_scale",
+    "describe_scale",
+    "engine_settings",
+    "partition_limits",
+    "plot_storm",
+    "set_partition_scale",
+    "storm",
+    "throttling_reasons",
+    "throttling_rejection",
+]
