@@ -73,7 +73,7 @@ def test_repair__missing_marker_held_by_another__reports_and_does_not_overwrite(
     )
     report = u.audit(tconn.client, tconn.table_name)
     done = u.repair(tconn.client, tconn.table_name, report)
-    assert set(report.findings["kind"]) >= {"several_owners", "missing_marker"}
+    assert sorted(report.findings["kind"]) == ["marker_owned_by_other", "missing_marker", "several_owners"]
     assert f"UNIQ#EMAIL#{ADA}" not in done.created
     assert any("held by" in c for c in done.conflicts) and any("not overwritten" in c for c in done.conflicts)
     assert {row["PK"]: row for row in items(tconn)}[f"UNIQ#EMAIL#{ADA}"]["owner"] == a.account_id
@@ -82,7 +82,26 @@ def test_repair__missing_marker_held_by_another__reports_and_does_not_overwrite(
 def test_repair__seed_locks_without_owner__are_given_to_their_account(tconn: Connection) -> None:
     """The article's locks carry no owner; repair adopts them instead of deleting and re-creating."""
     u.send_seed_transaction(tconn.client, tconn.table_name)
-    assert {"orphan_marker", "missing_marker"} <= set(u.audit(tconn.client, tconn.table_name).findings["kind"])
+    seed = u.audit(tconn.client, tconn.table_name)
+    assert list(seed.findings["kind"]) == ["ownerless_marker", "ownerless_marker"]
+    assert seed.missing_markers.empty
     done = u.repair(tconn.client, tconn.table_name)
     assert done.adopted == [f"UNIQ#EMAIL#{ADA}", "UNIQ#HANDLE#ada"] and done.deleted == []
     assert u.audit(tconn.client, tconn.table_name).ok
+
+
+def test_audit_report__long_reason__printed_in_full(tconn: Connection) -> None:
+    """str(), frame() and the notebook's HTML show every column in full, never cut with '...'."""
+    long_name = "a" * 80
+    a = u.register(tconn.client, tconn.table_name, email=f"{long_name}@lovelace.io", username="ada")
+    u.register(tconn.client, tconn.table_name, email=ADA, username="bob")
+    tconn.client.update_item(
+        TableName=tconn.table_name,
+        Key={"PK": {"S": f"ACCT#{a.account_id}"}, "SK": {"S": "PROFILE"}},
+        UpdateExpression="SET email = :e",
+        ExpressionAttributeValues={":e": {"S": ADA}},
+    )
+    report = u.audit(tconn.client, tconn.table_name)
+    reason = f"account ACCT#{a.account_id} holds '{ADA}'"
+    assert reason in str(report) and reason in report.frame("orphan_markers") and reason in report._repr_html_()
+    assert f"UNIQ#EMAIL#{long_name}@lovelace.io" in report.frame("orphan_markers")

@@ -521,15 +521,16 @@ CELLS = [
         print("second send:", [reason["Code"] for reason in exc.response["CancellationReasons"]])
     assert accounts() == 1
     seed_audit = uniq.audit(client, table)
-    print(seed_audit.summary())
+    print(seed_audit)
+    assert list(seed_audit.findings["kind"]) == ["ownerless_marker"] * 2, "lesson broken: one finding per lock"
     """),
     md("""
     The article's locks carry no `owner`. That blocks a second sign-up, but a lock cannot be released
-    safely — a guarded Delete (`owner = <id>`) cannot tell whose lock it is. Read the audit with care:
-    it reports each owner-less marker **twice**, once per side — `orphan_marker` ("marker has no owner")
-    and `missing_marker ... marker owned by None`, meaning "the account's value has no marker *owned by
-    this account*". The marker is not missing; both lines are one problem: an owner-less marker.
-    `repair` hands each one to the account holding its value, in a transaction guarded by "still no owner"
+    safely — a guarded Delete (`owner = <id>`) cannot tell whose lock it is. The audit names each
+    finding by what it is: `ownerless_marker` (a marker without `owner`, reported once, with the account
+    holding its value), `orphan_marker` (its owner is gone or holds another value), `missing_marker` (no
+    marker item at all), `marker_owned_by_other` (the value's marker belongs to another account).
+    `repair` hands each owner-less marker to the account holding its value, in a transaction guarded by "still no owner"
     and "the account still holds this value" — no delete-and-recreate gap in which someone else could
     take the value.
     """),

@@ -39,6 +39,21 @@ class AuditReport:
         """True when every marker has a live owner holding its value, and every value a marker."""
         return bool(self.findings.empty)
 
+    def __str__(self) -> str:
+        return self.summary()
+
+    def _repr_html_(self) -> str:
+        """The findings table with every column in full (no "..." in ``detail``)."""
+        if self.ok:
+            return "<p>audit: no findings</p>"
+        with pd.option_context("display.max_colwidth", None):
+            return str(self.findings.to_html(index=False))
+
+    def frame(self, name: str = "findings") -> str:
+        """One of the report's frames as text, columns in full (``reason`` is never cut)."""
+        with pd.option_context("display.max_colwidth", None, "display.width", None):
+            return str(getattr(self, name).to_string(index=False))
+
     def summary(self) -> str:
         """One line per finding, or "audit: no findings"."""
         if self.ok:
@@ -97,28 +112,26 @@ def repair(
     An orphan marker is deleted only if it still has the owner the audit saw and that owner
     still does not hold the value; an owner-less marker (like the article's) whose value one
     account holds is given to that account instead. A missing marker is created
-    (attribute_not_exists) only while the account still holds the value; a marker owned by
-    someone else is never overwritten. Values with several owners are only reported.
+    (attribute_not_exists) only while the account still holds the value. A marker owned by
+    another account and values with several owners are only reported (someone must decide).
     """
     check_fields(fields)
     report = report if report is not None else audit(client, table, fields=fields)
     done = RepairReport()
-    missing = _rows(report.missing_markers)
-    claimants: dict[str, list[Mapping[str, Any]]] = {}
-    for row in missing:
-        pk = marker_key(fields[str(row["attribute"])], str(row["value"]))["PK"]
-        claimants.setdefault(pk, []).append(row)
-    adopted: set[str] = set()
     for row in _rows(report.orphan_markers):
-        pk = str(row["marker"])
-        if not isinstance(row.get("owner"), str) and len(claimants.get(pk, [])) == 1:
-            if _adopt(client, table, pk, claimants[pk][0], done):
-                adopted.add(pk)
-            continue
-        _repair_orphan(client, table, row, done)
-    for row in missing:
-        pk = marker_key(fields[str(row["attribute"])], str(row["value"]))["PK"]
-        if pk not in adopted:
+        holders = list(row.get("holders") or [])
+        if row.get("kind") == "ownerless_marker" and len(holders) == 1:
+            _adopt(client, table, str(row["marker"]), {**row, "account": holders[0]}, done)
+        else:
+            _repair_orphan(client, table, row, done)
+    for row in _rows(report.missing_markers):
+        if row.get("kind") == "marker_owned_by_other":
+            pk = marker_key(fields[str(row["attribute"])], str(row["value"]))["PK"]
+            done.conflicts.append(
+                f"{pk} belongs to another owner; not overwritten — change {row['account']}'s "
+                f"{row['attribute']} or decide who keeps it"
+            )
+        else:
             _repair_missing(client, table, row, fields, done)
     for row in _rows(report.several_owners):
         done.conflicts.append(
@@ -128,7 +141,7 @@ def repair(
     return done
 
 
-def _adopt(client: DynamoDBClient, table: str, pk: str, claimant: Mapping[str, Any], done: RepairReport) -> bool:
+def _adopt(client: DynamoDBClient, table: str, pk: str, claimant: Mapping[str, Any], done: RepairReport) -> None:
     """Give an owner-less marker to the one account holding its value (no unprotected gap)."""
     attribute, value = str(claimant["attribute"]), str(claimant["value"])
     account_id = str(claimant["account"])[len(C.ACCOUNT_PREFIX) :]
@@ -162,9 +175,8 @@ def _adopt(client: DynamoDBClient, table: str, pk: str, claimant: Mapping[str, A
         _transact(client, actions, slots, check_token(None), f"adopting marker {pk}")
     except (ConflictError, TransactionCancelled) as exc:
         done.conflicts.append(str(exc))
-        return False
-    done.adopted.append(pk)
-    return True
+    else:
+        done.adopted.append(pk)
 
 
 def _repair_orphan(client: DynamoDBClient, table: str, row: Mapping[str, Any], done: RepairReport) -> None:
