@@ -70,7 +70,7 @@ CELLS = [
 
     import labkit
     from labkit import uniqueness as uniq
-    from labkit.errors import IdempotencyMismatch, StaleAccount, TransactionConflict, ValueTaken
+    from labkit.errors import IdempotencyMismatch, LookAlikeValue, StaleAccount, TransactionConflict, ValueTaken
     from labkit.lab import setup_lab
     from labkit.plots import timeline
     from labkit.races import all_interleavings, run_interleaving, stress
@@ -301,6 +301,20 @@ CELLS = [
             uniq.register(client, table, **bad)
         except labkit.ValidationError as exc:
             print("ValidationError:", exc)
+    """),
+    md("""
+    **Look-alikes** must not become two keys. Fullwidth letters, upper case, a no-break space and
+    decomposed accents fold to one form; control and invisible characters, and words mixing Latin with
+    Cyrillic or Greek, are refused: `LookAlikeValue` (a `ValidationError`) names field and character.
+    """),
+    code("""
+    # NBVAL_CHECK_OUTPUT
+    for email in ("ＡＤＡ@Lovelace.io", "ada\\u200b@lovelace.io", "\\u0430da@lovelace.io"):  # fullwidth; ZWSP; Cyrillic а
+        try:
+            uniq.register(client, table, email=email, username="ada2")
+        except (ValueTaken, LookAlikeValue) as exc:
+            print(f"{email!a:28} {type(exc).__name__}: {exc}")
+    assert accounts() == 1, "a look-alike passed as a new value"
     """),
     md("""
     ## 7 · Keep the markers honest: change, delete, audit
