@@ -18,7 +18,19 @@ from ..errors import (
 )
 from . import checks
 from .inspect import table_items
-from .keys import DEFAULT_FIELDS, _condition, account_key, check_fields, check_token, marker_item, marker_key
+from .keys import (
+    DEFAULT_FIELDS,
+    FieldSpec,
+    _condition,
+    account_key,
+    check_fields,
+    check_token,
+    holds,
+    marker_item,
+    marker_key,
+    spec_of,
+    split_parts,
+)
 from .reasons import _Slot, _transact
 
 if TYPE_CHECKING:
@@ -64,13 +76,14 @@ class AuditReport:
         return "\n".join(lines)
 
 
-def audit(client: DynamoDBClient, table: str, *, fields: Mapping[str, str] = DEFAULT_FIELDS) -> AuditReport:
+def audit(client: DynamoDBClient, table: str, *, fields: Mapping[FieldSpec, str] = DEFAULT_FIELDS) -> AuditReport:
     """Scan the table and report orphan markers, missing markers and values with several owners."""
     check_fields(fields)
     items = table_items(client, table)
     if items.empty:
         items = pd.DataFrame(columns=["PK", "SK"])
-    owners = [checks.several_owners(items, f) for f in fields]
+    rows, labels = checks._expand(items, fields)
+    owners = [checks.several_owners(rows, f) for f in labels]
     return AuditReport(
         orphan_markers=checks.orphan_markers(items, fields),
         missing_markers=checks.missing_markers(items, fields),
@@ -105,7 +118,7 @@ def repair(
     table: str,
     report: AuditReport | None = None,
     *,
-    fields: Mapping[str, str] = DEFAULT_FIELDS,
+    fields: Mapping[FieldSpec, str] = DEFAULT_FIELDS,
 ) -> RepairReport:
     """Fix what an audit found, each fix its own guarded transaction; conflicts are reported.
 
@@ -121,12 +134,12 @@ def repair(
     for row in _rows(report.orphan_markers):
         holders = list(row.get("holders") or [])
         if row.get("kind") == "ownerless_marker" and len(holders) == 1:
-            _adopt(client, table, str(row["marker"]), {**row, "account": holders[0]}, done)
+            _adopt(client, table, str(row["marker"]), {**row, "account": holders[0]}, fields, done)
         else:
-            _repair_orphan(client, table, row, done)
+            _repair_orphan(client, table, row, fields, done)
     for row in _rows(report.missing_markers):
         if row.get("kind") == "marker_owned_by_other":
-            pk = marker_key(fields[str(row["attribute"])], str(row["value"]))["PK"]
+            pk = marker_key(str(row["namespace"]), str(row["value"]))["PK"]
             done.conflicts.append(
                 f"{pk} belongs to another owner; not overwritten — change {row['account']}'s "
                 f"{row['attribute']} or decide who keeps it"
@@ -141,9 +154,17 @@ def repair(
     return done
 
 
-def _adopt(client: DynamoDBClient, table: str, pk: str, claimant: Mapping[str, Any], done: RepairReport) -> None:
+def _adopt(
+    client: DynamoDBClient,
+    table: str,
+    pk: str,
+    claimant: Mapping[str, Any],
+    fields: Mapping[FieldSpec, str],
+    done: RepairReport,
+) -> None:
     """Give an owner-less marker to the one account holding its value (no unprotected gap)."""
     attribute, value = str(claimant["attribute"]), str(claimant["value"])
+    spec = spec_of(fields, attribute)
     account_id = str(claimant["account"])[len(C.ACCOUNT_PREFIX) :]
     cond = _condition(Attr("owner").not_exists())
     actions: list[dict[str, Any]] = [
@@ -166,7 +187,7 @@ def _adopt(client: DynamoDBClient, table: str, pk: str, claimant: Mapping[str, A
             "ConditionCheck": {
                 "TableName": table,
                 "Key": to_wire(account_key(account_id)),
-                **_condition(Attr(attribute).eq(value)),
+                **_condition(holds(spec, value)),
             }
         },
     ]
@@ -179,7 +200,9 @@ def _adopt(client: DynamoDBClient, table: str, pk: str, claimant: Mapping[str, A
         done.adopted.append(pk)
 
 
-def _repair_orphan(client: DynamoDBClient, table: str, row: Mapping[str, Any], done: RepairReport) -> None:
+def _repair_orphan(
+    client: DynamoDBClient, table: str, row: Mapping[str, Any], fields: Mapping[FieldSpec, str], done: RepairReport
+) -> None:
     pk, owner = str(row["marker"]), row.get("owner")
     key = {"PK": pk, "SK": C.MARKER_SK}
     has_owner = isinstance(owner, str) and owner != ""
@@ -187,7 +210,7 @@ def _repair_orphan(client: DynamoDBClient, table: str, row: Mapping[str, Any], d
     actions: list[dict[str, Any]] = [{"Delete": {"TableName": table, "Key": to_wire(key), **_condition(guard)}}]
     slots = [_Slot("check", f"marker {pk} with owner {owner!r}")]
     if has_owner:
-        still_free = Attr("PK").not_exists() | Attr(str(row["attribute"])).ne(row["value"])
+        still_free = Attr("PK").not_exists() | ~holds(spec_of(fields, str(row["attribute"])), str(row["value"]))
         actions.append(
             {"ConditionCheck": {"TableName": table, "Key": to_wire(account_key(str(owner))), **_condition(still_free)}}
         )
@@ -204,19 +227,21 @@ def _repair_missing(
     client: DynamoDBClient,
     table: str,
     row: Mapping[str, Any],
-    fields: Mapping[str, str],
+    fields: Mapping[FieldSpec, str],
     done: RepairReport,
 ) -> None:
     account_pk, attribute, value = str(row["account"]), str(row["attribute"]), str(row["value"])
     account_id = account_pk[len(C.ACCOUNT_PREFIX) :]
-    item = marker_item(fields[attribute], attribute, value, account_id)
+    spec = spec_of(fields, attribute)
+    parts = None if isinstance(spec, str) else dict(zip(spec, split_parts(value), strict=True))
+    item = marker_item(fields[spec], attribute, value, account_id, parts)
     actions: list[dict[str, Any]] = [
         {"Put": {"TableName": table, "Item": to_wire(item), "ConditionExpression": "attribute_not_exists(PK)"}},
         {
             "ConditionCheck": {
                 "TableName": table,
                 "Key": to_wire(account_key(account_id)),
-                **_condition(Attr(attribute).eq(value)),
+                **_condition(holds(spec, value)),
             }
         },
     ]

@@ -24,10 +24,10 @@ import pandas as pd
 
 from .. import constants as C
 from ..errors import ValidationError
-from .keys import DEFAULT_FIELDS
+from .keys import DEFAULT_FIELDS, FieldSpec, field_value, label
 
 #: Unique attribute -> marker namespace (the same map as :data:`~labkit.uniqueness.DEFAULT_FIELDS`).
-DEFAULT_NAMESPACES: Mapping[str, str] = DEFAULT_FIELDS
+DEFAULT_NAMESPACES: Mapping[FieldSpec, str] = DEFAULT_FIELDS
 #: Columns of :func:`check_uniqueness`'s findings.
 FINDING_COLUMNS = ("kind", "attribute", "value", "records", "detail")
 
@@ -76,9 +76,16 @@ def _markers(rows: list[dict[str, Any]], namespaces: Mapping[str, str]) -> list[
     return out
 
 
-def _check_namespaces(namespaces: Mapping[str, str]) -> None:
+def _expand(items: Items, namespaces: Mapping[FieldSpec, str]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Rows and a label -> namespace map; accounts get each composite's value under its label."""
     if not namespaces:
         raise ValidationError("namespaces is empty; pass e.g. {'email': 'EMAIL'}")
+    rows = _records(items)
+    composites = [spec for spec in namespaces if not isinstance(spec, str)]
+    for row in rows:
+        if composites and row["PK"].startswith(C.ACCOUNT_PREFIX):
+            row.update({label(s): v for s in composites if (v := field_value(s, row)) is not None})
+    return rows, {label(spec): ns for spec, ns in namespaces.items()}
 
 
 def several_owners(items: Items, attribute: str = "email", record_prefix: str = C.ACCOUNT_PREFIX) -> pd.DataFrame:
@@ -99,17 +106,16 @@ def several_owners(items: Items, attribute: str = "email", record_prefix: str = 
     return df.sort_values("value", kind="stable").reset_index(drop=True)
 
 
-def orphan_markers(items: Items, namespaces: Mapping[str, str] = DEFAULT_NAMESPACES) -> pd.DataFrame:
+def orphan_markers(items: Items, namespaces: Mapping[FieldSpec, str] = DEFAULT_NAMESPACES) -> pd.DataFrame:
     """Markers whose owner is missing, gone, or no longer holds the value.
 
     ``kind`` is ``ownerless_marker`` (no ``owner`` attribute; ``holders`` lists the accounts that
     hold its value) or ``orphan_marker`` (the owner account is gone or holds another value).
     """
-    _check_namespaces(namespaces)
-    rows = _records(items)
+    rows, labels = _expand(items, namespaces)
     accounts = {_account_id(a): a for a in _accounts(rows)}
     found = []
-    for m in _markers(rows, namespaces):
+    for m in _markers(rows, labels):
         owner = m.get("owner")
         account = accounts.get(str(owner)) if owner is not None else None
         holders: list[str] = []
@@ -140,20 +146,19 @@ def orphan_markers(items: Items, namespaces: Mapping[str, str] = DEFAULT_NAMESPA
     return pd.DataFrame(found, columns=columns).sort_values("marker").reset_index(drop=True)
 
 
-def missing_markers(items: Items, namespaces: Mapping[str, str] = DEFAULT_NAMESPACES) -> pd.DataFrame:
+def missing_markers(items: Items, namespaces: Mapping[FieldSpec, str] = DEFAULT_NAMESPACES) -> pd.DataFrame:
     """Accounts whose value is not protected by a marker of their own.
 
     ``kind`` is ``missing_marker`` (no marker item for the value) or ``marker_owned_by_other``
     (the marker belongs to another account). A marker that exists without an owner is not
     reported here: :func:`orphan_markers` reports it once, as ``ownerless_marker``.
     """
-    _check_namespaces(namespaces)
-    rows = _records(items)
-    markers = {(m["namespace"], m["value"]): m for m in _markers(rows, namespaces)}
+    rows, labels = _expand(items, namespaces)
+    markers = {(m["namespace"], m["value"]): m for m in _markers(rows, labels)}
     found = []
     for account in _accounts(rows):
         me = _account_id(account)
-        for attribute, namespace in namespaces.items():
+        for attribute, namespace in labels.items():
             if attribute not in account:
                 continue
             value = account[attribute]
@@ -194,7 +199,7 @@ def findings_frame(findings: Iterable[Finding]) -> pd.DataFrame:
     return pd.DataFrame([asdict(f) for f in findings], columns=list(FINDING_COLUMNS))
 
 
-def check_uniqueness(items: Items, namespaces: Mapping[str, str] = DEFAULT_NAMESPACES) -> pd.DataFrame:
+def check_uniqueness(items: Items, namespaces: Mapping[FieldSpec, str] = DEFAULT_NAMESPACES) -> pd.DataFrame:
     """Every uniqueness finding, one row per problem.
 
     Kinds: ``several_owners`` (a value held by more than one account), ``orphan_marker`` (its owner
@@ -202,10 +207,9 @@ def check_uniqueness(items: Items, namespaces: Mapping[str, str] = DEFAULT_NAMES
     ``missing_marker`` (an account's value has no marker item) and ``marker_owned_by_other``
     (the value's marker belongs to another account).
     """
-    _check_namespaces(namespaces)
-    rows = _records(items)
+    rows, labels = _expand(items, namespaces)
     found: list[Finding] = []
-    for attribute in namespaces:
+    for attribute in labels:
         for d in several_owners(rows, attribute).to_dict("records"):
             found.append(
                 Finding(
