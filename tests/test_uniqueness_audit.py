@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from uniqueness_support import ADA, drop, items, keys
+from uniqueness_support import ADA, TENANT_FIELDS, drop, items, keys, stored
 
 from labkit import uniqueness as u
 from labkit.backend import Connection
@@ -105,3 +105,37 @@ def test_audit_report__long_reason__printed_in_full(tconn: Connection) -> None:
     reason = f"account ACCT#{a.account_id} holds '{ADA}'"
     assert reason in str(report) and reason in report.frame("orphan_markers") and reason in report._repr_html_()
     assert f"UNIQ#EMAIL#{long_name}@lovelace.io" in report.frame("orphan_markers")
+
+
+def test_audit__composite_marker_deleted__missing_marker_names_the_pair_and_repair_recreates_it(
+    tconn: Connection,
+) -> None:
+    """A lost pair marker is one missing_marker for tenant+email; repair puts it back with its parts."""
+    reg = u.UniqueRegistry.connect(tconn, fields=TENANT_FIELDS)
+    a = reg.register(tenant="acme", email=ADA, username="ada")
+    drop(tconn, f"UNIQ#TENANT_EMAIL#acme#{ADA}", "LOCK")
+    report = reg.audit()
+    assert report.findings[["kind", "attribute", "value"]].to_dict("records") == [
+        {"kind": "missing_marker", "attribute": "tenant+email", "value": f"acme#{ADA}"}
+    ]
+    done = reg.repair(report)
+    assert done.created == [f"UNIQ#TENANT_EMAIL#acme#{ADA}"] and reg.audit().ok
+    marker = stored(tconn, f"UNIQ#TENANT_EMAIL#acme#{ADA}")
+    assert marker is not None and (marker["owner"], marker["parts"]) == (a.account_id, {"tenant": "acme", "email": ADA})
+
+
+def test_audit__two_accounts_on_one_pair__several_owners_names_the_pair(tconn: Connection) -> None:
+    """Two accounts written around the registry with the same (tenant, email): several_owners for the pair."""
+    reg = u.UniqueRegistry.connect(tconn, fields=TENANT_FIELDS)
+    a = reg.register(tenant="acme", email=ADA, username="ada")
+    b = reg.register(tenant="globex", email=ADA, username="bob")
+    tconn.client.update_item(
+        TableName=tconn.table_name,
+        Key={"PK": {"S": f"ACCT#{b.account_id}"}, "SK": {"S": "PROFILE"}},
+        UpdateExpression="SET tenant = :t",
+        ExpressionAttributeValues={":t": {"S": "acme"}},
+    )
+    findings = reg.audit().findings
+    dup = findings[findings["kind"] == "several_owners"]
+    assert dup[["attribute", "value"]].to_dict("records") == [{"attribute": "tenant+email", "value": f"acme#{ADA}"}]
+    assert set(dup.iloc[0]["records"]) == {f"ACCT#{a.account_id}", f"ACCT#{b.account_id}"}

@@ -20,6 +20,7 @@ from . import checks
 from .inspect import table_items
 from .keys import (
     DEFAULT_FIELDS,
+    Fields,
     FieldSpec,
     _condition,
     account_key,
@@ -76,9 +77,9 @@ class AuditReport:
         return "\n".join(lines)
 
 
-def audit(client: DynamoDBClient, table: str, *, fields: Mapping[FieldSpec, str] = DEFAULT_FIELDS) -> AuditReport:
+def audit(client: DynamoDBClient, table: str, *, fields: Fields = DEFAULT_FIELDS) -> AuditReport:
     """Scan the table and report orphan markers, missing markers and values with several owners."""
-    check_fields(fields)
+    fields = check_fields(fields)
     items = table_items(client, table)
     if items.empty:
         items = pd.DataFrame(columns=["PK", "SK"])
@@ -118,7 +119,7 @@ def repair(
     table: str,
     report: AuditReport | None = None,
     *,
-    fields: Mapping[FieldSpec, str] = DEFAULT_FIELDS,
+    fields: Fields = DEFAULT_FIELDS,
 ) -> RepairReport:
     """Fix what an audit found, each fix its own guarded transaction; conflicts are reported.
 
@@ -128,7 +129,7 @@ def repair(
     (attribute_not_exists) only while the account still holds the value. A marker owned by
     another account and values with several owners are only reported (someone must decide).
     """
-    check_fields(fields)
+    fields = check_fields(fields)
     report = report if report is not None else audit(client, table, fields=fields)
     done = RepairReport()
     for row in _rows(report.orphan_markers):
@@ -152,6 +153,24 @@ def repair(
             "decide which account keeps it, then change the others"
         )
     return done
+
+
+def _fix(
+    client: DynamoDBClient,
+    actions: list[dict[str, Any]],
+    slots: list[_Slot],
+    what: str,
+    done: RepairReport,
+    made: list[str],
+    pk: str,
+) -> None:
+    """Send one guarded fix; a guard that no longer holds becomes a reported conflict."""
+    try:
+        _transact(client, actions, slots, check_token(None), what)
+    except (ConflictError, TransactionCancelled) as exc:
+        done.conflicts.append(str(exc))
+    else:
+        made.append(pk)
 
 
 def _adopt(
@@ -192,12 +211,7 @@ def _adopt(
         },
     ]
     slots = [_Slot("check", f"marker {pk} without owner"), _Slot("check", f"account {account_id} holding {value!r}")]
-    try:
-        _transact(client, actions, slots, check_token(None), f"adopting marker {pk}")
-    except (ConflictError, TransactionCancelled) as exc:
-        done.conflicts.append(str(exc))
-    else:
-        done.adopted.append(pk)
+    _fix(client, actions, slots, f"adopting marker {pk}", done, done.adopted, pk)
 
 
 def _repair_orphan(
@@ -215,12 +229,7 @@ def _repair_orphan(
             {"ConditionCheck": {"TableName": table, "Key": to_wire(account_key(str(owner))), **_condition(still_free)}}
         )
         slots.append(_Slot("check", f"account {owner} not holding {row['value']!r}"))
-    try:
-        _transact(client, actions, slots, check_token(None), f"deleting orphan marker {pk}")
-    except (ConflictError, TransactionCancelled) as exc:
-        done.conflicts.append(str(exc))
-    else:
-        done.deleted.append(pk)
+    _fix(client, actions, slots, f"deleting orphan marker {pk}", done, done.deleted, pk)
 
 
 def _repair_missing(

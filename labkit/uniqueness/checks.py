@@ -24,7 +24,7 @@ import pandas as pd
 
 from .. import constants as C
 from ..errors import ValidationError
-from .keys import DEFAULT_FIELDS, FieldSpec, field_value, label
+from .keys import DEFAULT_FIELDS, Fields, FieldSpec, field_value, label
 
 #: Unique attribute -> marker namespace (the same map as :data:`~labkit.uniqueness.DEFAULT_FIELDS`).
 DEFAULT_NAMESPACES: Mapping[FieldSpec, str] = DEFAULT_FIELDS
@@ -76,7 +76,7 @@ def _markers(rows: list[dict[str, Any]], namespaces: Mapping[str, str]) -> list[
     return out
 
 
-def _expand(items: Items, namespaces: Mapping[FieldSpec, str]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+def _expand(items: Items, namespaces: Fields) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Rows and a label -> namespace map; accounts get each composite's value under its label."""
     if not namespaces:
         raise ValidationError("namespaces is empty; pass e.g. {'email': 'EMAIL'}")
@@ -106,7 +106,7 @@ def several_owners(items: Items, attribute: str = "email", record_prefix: str = 
     return df.sort_values("value", kind="stable").reset_index(drop=True)
 
 
-def orphan_markers(items: Items, namespaces: Mapping[FieldSpec, str] = DEFAULT_NAMESPACES) -> pd.DataFrame:
+def orphan_markers(items: Items, namespaces: Fields = DEFAULT_NAMESPACES) -> pd.DataFrame:
     """Markers whose owner is missing, gone, or no longer holds the value.
 
     ``kind`` is ``ownerless_marker`` (no ``owner`` attribute; ``holders`` lists the accounts that
@@ -146,7 +146,7 @@ def orphan_markers(items: Items, namespaces: Mapping[FieldSpec, str] = DEFAULT_N
     return pd.DataFrame(found, columns=columns).sort_values("marker").reset_index(drop=True)
 
 
-def missing_markers(items: Items, namespaces: Mapping[FieldSpec, str] = DEFAULT_NAMESPACES) -> pd.DataFrame:
+def missing_markers(items: Items, namespaces: Fields = DEFAULT_NAMESPACES) -> pd.DataFrame:
     """Accounts whose value is not protected by a marker of their own.
 
     ``kind`` is ``missing_marker`` (no marker item for the value) or ``marker_owned_by_other``
@@ -199,7 +199,7 @@ def findings_frame(findings: Iterable[Finding]) -> pd.DataFrame:
     return pd.DataFrame([asdict(f) for f in findings], columns=list(FINDING_COLUMNS))
 
 
-def check_uniqueness(items: Items, namespaces: Mapping[FieldSpec, str] = DEFAULT_NAMESPACES) -> pd.DataFrame:
+def check_uniqueness(items: Items, namespaces: Fields = DEFAULT_NAMESPACES) -> pd.DataFrame:
     """Every uniqueness finding, one row per problem.
 
     Kinds: ``several_owners`` (a value held by more than one account), ``orphan_marker`` (its owner

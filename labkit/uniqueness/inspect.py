@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from ..codec import from_wire, to_wire
 from ..table import items_frame, scan_rows
-from .keys import DEFAULT_FIELDS, FieldSpec, attributes, field_value, label, marker_key
+from .keys import DEFAULT_FIELDS, Fields, attributes, field_value, label, marker_key
 from .lifecycle import _require_account
 from .reasons import named_errors
 
@@ -22,7 +21,7 @@ def account_items(
     table: str,
     account_id: str,
     *,
-    fields: Mapping[FieldSpec, str] = DEFAULT_FIELDS,
+    fields: Fields = DEFAULT_FIELDS,
 ) -> pd.DataFrame:
     """The account and its markers side by side; a missing marker shows ``present=False``."""
     account = _require_account(client, table, account_id)

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 #: A unique field: one attribute (``"email"``) or a composite of several (``("tenant", "email")``).
 FieldSpec = str | tuple[str, ...]
+#: What ``fields=`` accepts: each unique field (an attribute or a composite) -> its marker namespace.
+Fields = Mapping[str, str] | Mapping[tuple[str, ...], str] | Mapping[FieldSpec, str]
 #: Separator between the parts of a composite marker value; ``#`` and ``\\`` inside a part are
 #: escaped with a backslash, so two different tuples never give the same marker value.
 COMPOSITE_SEPARATOR: Final = "#"
@@ -66,7 +68,7 @@ def parts_of(spec: FieldSpec) -> tuple[str, ...]:
     return (spec,) if isinstance(spec, str) else spec
 
 
-def attributes(fields: Mapping[FieldSpec, str]) -> list[str]:
+def attributes(fields: Fields) -> list[str]:
     """Every account attribute some unique field uses, in order, each once."""
     return list(dict.fromkeys(a for spec in fields for a in parts_of(spec)))
 
@@ -121,8 +123,8 @@ def check_key_length(spec: FieldSpec, namespace: str, value: str) -> None:
     if key_bytes > C.MAX_PARTITION_KEY_BYTES:
         raise ValidationError(
             f"{label(spec)} is too long: its marker key would be {key_bytes:,} bytes (UTF-8), over "
-            f"DynamoDB's {C.MAX_PARTITION_KEY_BYTES:,}-byte partition key limit; choose shorter values. "
-            "Nothing was written"
+            f"DynamoDB's {C.MAX_PARTITION_KEY_BYTES:,}-byte partition key limit; "
+            "choose a shorter value. Nothing was written"
         )
 
 
@@ -143,8 +145,8 @@ def _condition(cond: ConditionBase) -> dict[str, Any]:
     return out
 
 
-def check_fields(fields: Mapping[FieldSpec, str]) -> None:
-    """Check a field -> namespace map: valid names or composites, no namespace used twice."""
+def check_fields(fields: Fields) -> dict[FieldSpec, str]:
+    """Check a field -> namespace map (valid names or composites, no namespace used twice); return it."""
     if not fields:
         raise ValidationError("no unique fields configured; pass e.g. fields={'email': 'EMAIL'}")
     seen: dict[str, str] = {}
@@ -174,6 +176,7 @@ def check_fields(fields: Mapping[FieldSpec, str]) -> None:
             f"{len(fields)} unique fields need {1 + len(fields)} actions in one transaction, "
             f"over DynamoDB's {C.MAX_TRANSACT_ITEMS}"
         )
+    return {spec: namespace for spec, namespace in fields.items()}
 
 
 def check_token(token: str | None) -> str:
@@ -196,7 +199,7 @@ def _check_account_id(account_id: str) -> str:
     return account_id
 
 
-def _check_field(field_name: str, fields: Mapping[FieldSpec, str]) -> list[FieldSpec]:
+def _check_field(field_name: str, fields: Fields) -> list[FieldSpec]:
     """The unique fields that use attribute ``field_name`` (ValidationError if none does)."""
     using = [spec for spec in fields if field_name in parts_of(spec)]
     if not using:
@@ -211,6 +214,7 @@ __all__ = [
     "COMPOSITE_SEPARATOR",
     "DEFAULT_FIELDS",
     "FieldSpec",
+    "Fields",
     "RESERVED_ATTRIBUTES",
     "account_key",
     "attributes",

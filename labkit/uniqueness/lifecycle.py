@@ -13,6 +13,7 @@ from ..errors import (
 )
 from .keys import (
     DEFAULT_FIELDS,
+    Fields,
     FieldSpec,
     _check_account_id,
     _check_field,
@@ -58,7 +59,7 @@ def change_value(
     field_name: str,
     new_value: str,
     *,
-    fields: Mapping[FieldSpec, str] = DEFAULT_FIELDS,
+    fields: Fields = DEFAULT_FIELDS,
     token: str | None = None,
 ) -> bool:
     """Move an account to a new unique value in one transaction; False if it already holds it.
@@ -71,7 +72,7 @@ def change_value(
     Safe to retry: pass the same ``token`` after a lost answer (or an OutcomeUnknown) and the
     identical request is resent, so DynamoDB applies it once and the retry returns True too.
     """
-    check_fields(fields)
+    fields = check_fields(fields)
     _check_field(field_name, fields)
     value = normalise_value(field_name, new_value, namespace_for(field_name, fields))
     request_token = check_token(token)
@@ -161,7 +162,7 @@ def delete_account(
     table: str,
     account_id: str,
     *,
-    fields: Mapping[FieldSpec, str] = DEFAULT_FIELDS,
+    fields: Fields = DEFAULT_FIELDS,
     token: str | None = None,
 ) -> dict[str, Any]:
     """Delete an account and all its markers in one transaction; returns the deleted account.
@@ -173,7 +174,7 @@ def delete_account(
     identical request is resent and the retry returns the same account instead of raising
     :class:`NotFound`. Without a pinned token a retry finds no account and raises NotFound.
     """
-    check_fields(fields)
+    fields = check_fields(fields)
     request_token = check_token(token)
     _check_account_id(account_id)
     key = ("delete", table, request_token, account_id, tuple(fields.items()))

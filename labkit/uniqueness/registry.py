@@ -94,7 +94,7 @@ def prepare_registration(
     values: Mapping[str, str] | Iterable[tuple[str, str]] = (),
     /,
     *,
-    fields: Mapping[keys.FieldSpec, str] = DEFAULT_FIELDS,
+    fields: keys.Fields = DEFAULT_FIELDS,
     attributes: Mapping[str, Any] | None = None,
     account_id: str | None = None,
     token: str | None = None,
@@ -105,7 +105,7 @@ def prepare_registration(
     ``fields`` may hold composites: ``{("tenant", "email"): "TENANT_EMAIL"}`` makes the pair
     unique (one marker keyed by both normalised values); give each attribute by name.
     """
-    check_fields(fields)
+    fields = check_fields(fields)
     pairs = list(values.items() if isinstance(values, Mapping) else values) + list(named.items())
     given: dict[str, str] = {}
     for name, raw in pairs:
@@ -194,7 +194,7 @@ def register(
     values: Mapping[str, str] | Iterable[tuple[str, str]] = (),
     /,
     *,
-    fields: Mapping[keys.FieldSpec, str] = DEFAULT_FIELDS,
+    fields: keys.Fields = DEFAULT_FIELDS,
     attributes: Mapping[str, Any] | None = None,
     account_id: str | None = None,
     token: str | None = None,

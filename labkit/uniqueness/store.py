@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .audit import AuditReport, RepairReport, audit, repair
-from .keys import DEFAULT_FIELDS, FieldSpec, check_fields
+from .keys import DEFAULT_FIELDS, Fields, check_fields
 from .lifecycle import change_value, delete_account, get_account
 from .registry import Registration, register, submit
 
@@ -37,7 +37,7 @@ class UniqueRegistry:
 
     client: DynamoDBClient
     table: str
-    fields: Mapping[FieldSpec, str] = field(default_factory=lambda: dict(DEFAULT_FIELDS))
+    fields: Fields = field(default_factory=lambda: dict(DEFAULT_FIELDS))
 
     def __post_init__(self) -> None:
         check_fields(self.fields)
