@@ -488,33 +488,23 @@ CELLS = [
 
     "Uniqueness across several attributes" also means a *pair* that must be unique: one email may sign
     up in two tenants, but only once per tenant. The model is the same — **one marker keyed by both
-    values**: `UNIQ#TENANT_EMAIL#<tenant>#<email>`. labkit's `register` protects single fields, so here is
-    the raw `TransactWriteItems`. The tenant id must not contain the `#` separator, or `("a#b",
-    "c@x.io")` and `("a", "b#c@x.io")` — `#` is legal in an email's local part — would share a key.
+    values**: `UNIQ#TENANT_EMAIL#<tenant>#<email>`. The registry takes a tuple as a field: its marker
+    records the owner and the parts, a change of either part swaps it in the same transaction, and
+    `ValueTaken` names the pair. `#` is legal in an email's local part, so a `#` inside a part is escaped
+    (`\\#`): `("a#b", "c@x.io")` and `("a", "b#c@x.io")` stay two keys.
     """),
     code("""
     # NBVAL_CHECK_OUTPUT
-    def join_tenant(tenant, email, account_id):
-        if "#" in tenant:
-            raise labkit.ValidationError(f"tenant {tenant!r} contains '#', the key separator; nothing was written")
-        marker = uniq.marker_key("TENANT_EMAIL", f"{tenant}#{uniq.normalise_email(email)}")
-        client.transact_write_items(TransactItems=[
-            {"Put": {"TableName": table, "ConditionExpression": "attribute_not_exists(PK)",
-                     "Item": {"PK": {"S": f"ACCT#{account_id}"}, "SK": {"S": "PROFILE"},
-                              "tenant": {"S": tenant}, "email": {"S": email}}}},
-            {"Put": {"TableName": table, "ConditionExpression": "attribute_not_exists(PK)",
-                     "Item": {"PK": {"S": marker["PK"]}, "SK": {"S": marker["SK"]}, "owner": {"S": account_id}}}}])
-        return marker["PK"]
-
-
     reset()
-    print(join_tenant("acme", ADA, "t1"))
-    print(join_tenant("globex", ADA, "t2"))                 # same email, another tenant: fine
+    tenants = uniq.UniqueRegistry.connect(conn, fields={"username": "HANDLE", ("tenant", "email"): "TENANT_EMAIL"})
+    tenants.register(tenant="acme", email=ADA, username="ada")
+    tenants.register(tenant="globex", email=ADA, username="ada-globex")    # same email, another tenant: fine
     try:
-        join_tenant("acme", "Ada@Lovelace.io", "t3")        # same pair again
-    except client.exceptions.TransactionCanceledException as exc:
-        print("acme again:", [r["Code"] for r in exc.response["CancellationReasons"]])
-    assert accounts() == 2
+        tenants.register(tenant="acme", email="Ada@Lovelace.io", username="ada2")
+    except ValueTaken as exc:
+        print("acme again:", exc)
+    print([pk for pk in uniq.table_items(client, table)["PK"] if "TENANT" in pk])
+    assert accounts() == 2 and tenants.audit().ok
     """),
     md("""
     ## Optional C · The article's transaction, sent as written
