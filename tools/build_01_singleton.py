@@ -243,8 +243,8 @@ CELLS = [
     own change; a short TTL for a kill switch).
 
     The price of failing closed: **failed reads are not cached**, so during throttling or a network flap
-    *every* request re-reads — adding load to the struggling key — and gets the defaults: the app sits in
-    maintenance mode. The alternative: serve the **last known good** flags for a bounded time (say 60 s)
+    requests re-read — adding load to the struggling key (`FlagStore` waits `retry_after`, 1 s, after a
+    failed call) — and get the defaults: the app sits in maintenance mode. The alternative: serve the **last known good** flags for a bounded time (say 60 s)
     after a failed read, then fall back to defaults: the app stays up through a short blip, at the risk of flags up to
     60 s stale. `FlagStore` is strict by default; `stale_ttl=60` switches to last known good (Optional D).
 
