@@ -139,3 +139,23 @@ def test_audit__two_accounts_on_one_pair__several_owners_names_the_pair(tconn: C
     dup = findings[findings["kind"] == "several_owners"]
     assert dup[["attribute", "value"]].to_dict("records") == [{"attribute": "tenant+email", "value": f"acme#{ADA}"}]
     assert set(dup.iloc[0]["records"]) == {f"ACCT#{a.account_id}", f"ACCT#{b.account_id}"}
+
+
+def test_repair__ownerless_composite_marker__adopted_with_owner_and_parts(tconn: Connection) -> None:
+    """A pair marker that lost its owner is one ownerless_marker; repair gives it owner and parts."""
+    reg = u.UniqueRegistry.connect(tconn, fields=TENANT_FIELDS)
+    a = reg.register(tenant="acme", email=ADA, username="ada")
+    pk = f"UNIQ#TENANT_EMAIL#acme#{ADA}"
+    tconn.client.put_item(TableName=tconn.table_name, Item={"PK": {"S": pk}, "SK": {"S": "LOCK"}})
+    report = reg.audit()
+    assert list(report.findings["kind"]) == ["ownerless_marker"] and report.missing_markers.empty
+    assert reg.repair(report).adopted == [pk]
+    assert stored(tconn, pk) == {
+        "PK": pk,
+        "SK": "LOCK",
+        "owner": a.account_id,
+        "field": "tenant+email",
+        "value": f"acme#{ADA}",
+        "parts": {"tenant": "acme", "email": ADA},
+    }
+    assert reg.audit().ok

@@ -155,6 +155,11 @@ def repair(
     return done
 
 
+def _parts(spec: FieldSpec, value: str) -> dict[str, str]:
+    """A composite marker's parts (attribute -> value); empty for a single field."""
+    return {} if isinstance(spec, str) else dict(zip(spec, split_parts(value), strict=True))
+
+
 def _fix(
     client: DynamoDBClient,
     actions: list[dict[str, Any]],
@@ -186,20 +191,21 @@ def _adopt(
     spec = spec_of(fields, attribute)
     account_id = str(claimant["account"])[len(C.ACCOUNT_PREFIX) :]
     cond = _condition(Attr("owner").not_exists())
+    record: dict[str, Any] = {"owner": account_id, "field": attribute, "value": value}
+    if not isinstance(spec, str):
+        record["parts"] = _parts(spec, value)
     actions: list[dict[str, Any]] = [
         {
             "Update": {
                 "TableName": table,
                 "Key": to_wire({"PK": pk, "SK": C.MARKER_SK}),
-                "UpdateExpression": "SET #o = :owner, #f = :field, #v = :value",
+                "UpdateExpression": "SET " + ", ".join(f"#a{i} = :a{i}" for i in range(len(record))),
                 "ConditionExpression": cond["ConditionExpression"],
                 "ExpressionAttributeNames": {
                     **cond["ExpressionAttributeNames"],
-                    "#o": "owner",
-                    "#f": "field",
-                    "#v": "value",
+                    **{f"#a{i}": name for i, name in enumerate(record)},
                 },
-                "ExpressionAttributeValues": to_wire({":owner": account_id, ":field": attribute, ":value": value}),
+                "ExpressionAttributeValues": to_wire({f":a{i}": v for i, v in enumerate(record.values())}),
             }
         },
         {
@@ -242,8 +248,7 @@ def _repair_missing(
     account_pk, attribute, value = str(row["account"]), str(row["attribute"]), str(row["value"])
     account_id = account_pk[len(C.ACCOUNT_PREFIX) :]
     spec = spec_of(fields, attribute)
-    parts = None if isinstance(spec, str) else dict(zip(spec, split_parts(value), strict=True))
-    item = marker_item(fields[spec], attribute, value, account_id, parts)
+    item = marker_item(fields[spec], attribute, value, account_id, _parts(spec, value) or None)
     actions: list[dict[str, Any]] = [
         {"Put": {"TableName": table, "Item": to_wire(item), "ConditionExpression": "attribute_not_exists(PK)"}},
         {
