@@ -135,7 +135,7 @@ def repair(
     for row in _rows(report.orphan_markers):
         holders = list(row.get("holders") or [])
         if row.get("kind") == "ownerless_marker" and len(holders) == 1:
-            _adopt(client, table, str(row["marker"]), {**row, "account": holders[0]}, fields, done)
+            _adopt(client, table, {**row, "account": holders[0]}, fields, done)
         else:
             _repair_orphan(client, table, row, fields, done)
     for row in _rows(report.missing_markers):
@@ -179,15 +179,10 @@ def _fix(
 
 
 def _adopt(
-    client: DynamoDBClient,
-    table: str,
-    pk: str,
-    claimant: Mapping[str, Any],
-    fields: Mapping[FieldSpec, str],
-    done: RepairReport,
+    client: DynamoDBClient, table: str, claimant: Mapping[str, Any], fields: Mapping[FieldSpec, str], done: RepairReport
 ) -> None:
     """Give an owner-less marker to the one account holding its value (no unprotected gap)."""
-    attribute, value = str(claimant["attribute"]), str(claimant["value"])
+    pk, attribute, value = str(claimant["marker"]), str(claimant["attribute"]), str(claimant["value"])
     spec = spec_of(fields, attribute)
     account_id = str(claimant["account"])[len(C.ACCOUNT_PREFIX) :]
     cond = _condition(Attr("owner").not_exists())
@@ -239,11 +234,7 @@ def _repair_orphan(
 
 
 def _repair_missing(
-    client: DynamoDBClient,
-    table: str,
-    row: Mapping[str, Any],
-    fields: Mapping[FieldSpec, str],
-    done: RepairReport,
+    client: DynamoDBClient, table: str, row: Mapping[str, Any], fields: Mapping[FieldSpec, str], done: RepairReport
 ) -> None:
     account_pk, attribute, value = str(row["account"]), str(row["attribute"]), str(row["value"])
     account_id = account_pk[len(C.ACCOUNT_PREFIX) :]
