@@ -44,7 +44,7 @@ def test_bootstrap__python_older_than_3_11__one_line_and_exit_2() -> None:
 def test_bootstrap__no_command__usage_and_exit_2() -> None:
     """Without a command: the usage line, exit 2, nothing installed."""
     out = subprocess.run([sys.executable, str(ROOT / "bootstrap.py")], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 2 and out.stderr.startswith("usage: python3 bootstrap.py lab|test|doctor|serve")
+    assert out.returncode == 2 and out.stderr.startswith("usage: python3 bootstrap.py lab|test|lint|doctor|serve")
 
 
 def test_venv_problem__dangling_python__is_named(tmp_path: Path) -> None:

@@ -306,6 +306,25 @@ def test_query__key_value_of_the_wrong_type__validation_exception(client: Any, t
     )
 
 
+@pytest.mark.parametrize(
+    ("condition", "message"),
+    [
+        ("begins_with(PK, :p)", "Query key condition not supported"),
+        ("SK = :p", "Query condition missed key schema element: PK"),
+    ],
+)
+def test_query__partition_key_not_compared_with_equals__validation_exception_in_dynamodb_words(
+    client: Any, table: str, condition: str, message: str
+) -> None:
+    """A Query reads one partition: `begins_with` on the partition key, or no partition key, is refused."""
+    assert _refused(
+        client.query,
+        TableName=table,
+        KeyConditionExpression=condition,
+        ExpressionAttributeValues={":p": {"S": "UNIQ#"}},
+    ) == ("ValidationException", message)
+
+
 def test_put_item__gsi_key_of_the_wrong_type__validation_exception(client: Any, table: str) -> None:
     assert _refused(client.put_item, TableName=table, Item={**_key("G"), "email": {"N": "1"}}) == (
         "ValidationException",

@@ -159,6 +159,7 @@ NAMES_BEFORE_THE_SPLIT: dict[str, tuple[str, ...]] = {
     "uniqueness": (
         "AuditReport",
         "DEFAULT_FIELDS",
+        "FieldSpec",
         "RESERVED_ATTRIBUTES",
         "Registration",
         "RepairReport",
@@ -175,6 +176,7 @@ NAMES_BEFORE_THE_SPLIT: dict[str, tuple[str, ...]] = {
         "delete_account",
         "email_in_use",
         "get_account",
+        "join_parts",
         "lose_next_response",
         "marker_item",
         "marker_key",
@@ -188,6 +190,7 @@ NAMES_BEFORE_THE_SPLIT: dict[str, tuple[str, ...]] = {
         "repair",
         "seed_transaction",
         "send_seed_transaction",
+        "split_parts",
         "submit",
         "table_items",
         "taken_values",

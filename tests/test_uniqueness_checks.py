@@ -60,11 +60,28 @@ def test_orphan_markers__owner_gone_or_moved_on__reports_each_with_reason() -> N
         marker("PHONE", "555", "1"),  # a namespace we were not asked about
     ]
     df = orphan_markers(items)
-    assert df[["marker", "reason"]].to_dict("records") == [
-        {"marker": "UNIQ#EMAIL#nobody@x.io", "reason": "marker has no owner"},
-        {"marker": "UNIQ#EMAIL#old@x.io", "reason": "account ACCT#1 holds 'ada@x.io'"},
-        {"marker": "UNIQ#HANDLE#ghost", "reason": "account ACCT#9 does not exist"},
+    assert df[["marker", "kind", "reason"]].to_dict("records") == [
+        {"marker": "UNIQ#EMAIL#nobody@x.io", "kind": "ownerless_marker", "reason": "marker has no owner"},
+        {"marker": "UNIQ#EMAIL#old@x.io", "kind": "orphan_marker", "reason": "account ACCT#1 holds 'ada@x.io'"},
+        {"marker": "UNIQ#HANDLE#ghost", "kind": "orphan_marker", "reason": "account ACCT#9 does not exist"},
     ]
+
+
+def test_ownerless_marker__value_held_by_an_account__one_finding_from_the_marker_side() -> None:
+    """A marker without owner is ONE finding, ownerless_marker, naming the account that holds the value."""
+    items = [account("1", "ada@x.io", "ada"), marker("EMAIL", "ada@x.io", None), marker("HANDLE", "ada", "1")]
+    assert missing_markers(items).empty
+    findings = check_uniqueness(items)
+    assert findings[["kind", "attribute", "value", "records", "detail"]].to_dict("records") == [
+        {
+            "kind": "ownerless_marker",
+            "attribute": "email",
+            "value": "ada@x.io",
+            "records": ("UNIQ#EMAIL#ada@x.io",),
+            "detail": "marker has no owner; held by ACCT#1",
+        }
+    ]
+    assert orphan_markers(items)["holders"].tolist() == [["ACCT#1"]]
 
 
 def test_missing_markers__account_without_its_marker__reports_account_and_value() -> None:
@@ -74,9 +91,14 @@ def test_missing_markers__account_without_its_marker__reports_account_and_value(
         account("3", "cy@x.io", "bob"),  # no email marker; handle marker belongs to 2
     ]
     df = missing_markers(items)
-    assert df[["account", "attribute", "reason"]].to_dict("records") == [
-        {"account": "ACCT#3", "attribute": "email", "reason": "no marker UNIQ#EMAIL#cy@x.io"},
-        {"account": "ACCT#3", "attribute": "username", "reason": "marker owned by '2'"},
+    assert df[["account", "kind", "attribute", "reason"]].to_dict("records") == [
+        {"account": "ACCT#3", "kind": "missing_marker", "attribute": "email", "reason": "no marker UNIQ#EMAIL#cy@x.io"},
+        {
+            "account": "ACCT#3",
+            "kind": "marker_owned_by_other",
+            "attribute": "username",
+            "reason": "marker owned by ACCT#2",
+        },
     ]
 
 
@@ -89,7 +111,7 @@ def test_check_uniqueness__broken_table__one_finding_per_problem_with_kind() -> 
         marker("HANDLE", "ghost", "9"),
     ]
     findings = check_uniqueness(items)
-    assert sorted(findings["kind"]) == ["missing_marker", "orphan_marker", "several_owners"]
+    assert sorted(findings["kind"]) == ["marker_owned_by_other", "orphan_marker", "several_owners"]
     dup = findings[findings["kind"] == "several_owners"].iloc[0]
     assert dup["records"] == ("ACCT#1", "ACCT#3") and dup["value"] == "ada@x.io"
 
@@ -104,7 +126,7 @@ def test_check_uniqueness__scan_items_frame__works_like_plain_dicts(tconn: Conne
         tconn.client.put_item(TableName=tconn.table_name, Item={k: ser.serialize(v) for k, v in item.items()})
     from_table = check_uniqueness(scan_items(tconn))
     pd.testing.assert_frame_equal(from_table, check_uniqueness(items))
-    assert sorted(from_table["kind"]) == ["missing_marker", "several_owners"]
+    assert sorted(from_table["kind"]) == ["marker_owned_by_other", "several_owners"]
 
 
 def test_findings_frame__findings__become_rows() -> None:

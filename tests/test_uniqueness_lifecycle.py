@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from uniqueness_support import ADA, accounts_with_email, counting_client, items, keys
+from uniqueness_support import ADA, TENANT_FIELDS, accounts_with_email, counting_client, items, keys, stored
 
 from labkit import uniqueness as u
 from labkit.backend import Connection
@@ -169,3 +169,35 @@ def test_change_email__two_accounts_race_for_one_email__one_wins_loser_keeps_old
     assert by_key["UNIQ#EMAIL#b@b.io"]["owner"] == b.account_id
     assert by_key[f"ACCT#{b.account_id}"]["email"] == "b@b.io"
     assert by_key["UNIQ#EMAIL#new@x.io"]["owner"] == a.account_id and "UNIQ#EMAIL#a@a.io" not in by_key
+
+
+def test_change_value__part_of_a_composite__swaps_the_pair_marker_in_the_same_transaction(tconn: Connection) -> None:
+    """Changing the email of a (tenant, email) account moves the pair's marker; the old one is gone."""
+    reg = u.UniqueRegistry.connect(tconn, fields=TENANT_FIELDS)
+    a = reg.register(tenant="acme", email=ADA, username="ada")
+    assert reg.change_email(a.account_id, "Ada@Babbage.io") is True
+    assert stored(tconn, f"UNIQ#TENANT_EMAIL#acme#{ADA}") is None
+    marker = stored(tconn, "UNIQ#TENANT_EMAIL#acme#ada@babbage.io")
+    assert marker is not None and marker["owner"] == a.account_id
+    assert marker["parts"] == {"tenant": "acme", "email": "ada@babbage.io"}
+    assert reg.audit().ok
+
+
+def test_change_value__pair_taken__value_taken_names_the_pair_nothing_changed(tconn: Connection) -> None:
+    """Moving into a pair someone holds raises ValueTaken for tenant+email; both accounts unchanged."""
+    reg = u.UniqueRegistry.connect(tconn, fields=TENANT_FIELDS)
+    reg.register(tenant="acme", email=ADA, username="ada")
+    b = reg.register(tenant="globex", email=ADA, username="bob")
+    with pytest.raises(ValueTaken) as exc:
+        reg.change(b.account_id, "tenant", "ACME")
+    assert exc.value.fields == {"tenant+email": f"acme#{ADA}"}
+    assert (reg.get(b.account_id) or {})["tenant"] == "globex" and reg.audit().ok
+
+
+def test_delete_account__composite__releases_the_pair_marker(tconn: Connection) -> None:
+    """Deleting the account deletes its pair marker too; the pair is free again."""
+    reg = u.UniqueRegistry.connect(tconn, fields=TENANT_FIELDS)
+    a = reg.register(tenant="acme", email=ADA, username="ada")
+    reg.delete(a.account_id)
+    assert items(tconn) == []
+    reg.register(tenant="acme", email=ADA, username="ada")

@@ -7,7 +7,17 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
-from uniqueness_support import ADA, BAD_INPUT, accounts_with_email, counting_client, items, keys, two_signups
+from uniqueness_support import (
+    ADA,
+    BAD_INPUT,
+    TENANT_FIELDS,
+    accounts_with_email,
+    counting_client,
+    items,
+    keys,
+    stored,
+    two_signups,
+)
 
 from labkit import uniqueness as u
 from labkit.backend import Connection
@@ -214,3 +224,49 @@ def test_register_transactional__all_orders__no_duplicates(tconn: Connection) ->
     )
     assert table.attrs["calls"] == {"A": 2, "B": 2}
     assert len(table) == 6 and (table["accounts"] == 1).all()
+
+
+def test_register__composite_field__one_marker_keyed_by_both_with_owner_and_parts(tconn: Connection) -> None:
+    """UNIQUE(tenant, email): one marker UNIQ#TENANT_EMAIL#<tenant>#<email> recording owner and parts."""
+    reg = u.UniqueRegistry.connect(tconn, fields=TENANT_FIELDS)
+    a = reg.register(tenant="Acme", email="Ada@Lovelace.io", username="ada")
+    marker = stored(tconn, f"UNIQ#TENANT_EMAIL#acme#{ADA}")
+    assert marker == {
+        "PK": f"UNIQ#TENANT_EMAIL#acme#{ADA}",
+        "SK": "LOCK",
+        "owner": a.account_id,
+        "field": "tenant+email",
+        "value": f"acme#{ADA}",
+        "parts": {"tenant": "acme", "email": ADA},
+    }
+    assert keys(tconn) == sorted([f"ACCT#{a.account_id}", f"UNIQ#TENANT_EMAIL#acme#{ADA}", "UNIQ#HANDLE#ada"])
+
+
+def test_register__same_pair_again__value_taken_names_the_pair(tconn: Connection) -> None:
+    """The same (tenant, email) is taken; the same email in another tenant is not."""
+    reg = u.UniqueRegistry.connect(tconn, fields=TENANT_FIELDS)
+    reg.register(tenant="acme", email=ADA, username="ada")
+    reg.register(tenant="globex", email=ADA, username="ada-globex")
+    with pytest.raises(ValueTaken) as exc:
+        reg.register(tenant="ACME", email="ada@LOVELACE.io", username="ada2")
+    assert exc.value.fields == {"tenant+email": f"acme#{ADA}"}
+    assert exc.value.reason_codes == ("None", "None", "ConditionalCheckFailed")
+    assert accounts_with_email(tconn, ADA) == 2
+
+
+def test_register__hash_in_email_local_part__pairs_stay_distinct(tconn: Connection) -> None:
+    """('a#b', 'c@x.io') and ('a', 'b#c@x.io') are different pairs: the '#' inside a part is escaped."""
+    reg = u.UniqueRegistry.connect(tconn, fields=TENANT_FIELDS)
+    reg.register(tenant="a#b", email="c@x.io", username="one")
+    reg.register(tenant="a", email="b#c@x.io", username="two")
+    assert [k for k in keys(tconn) if k.startswith("UNIQ#TENANT_EMAIL#")] == [
+        "UNIQ#TENANT_EMAIL#a#b\\#c@x.io",
+        "UNIQ#TENANT_EMAIL#a\\#b#c@x.io",
+    ]
+
+
+def test_register__composite_part_missing__validation_error_nothing_written(tconn: Connection) -> None:
+    """Every attribute of a composite must be given."""
+    with pytest.raises(ValidationError, match="missing tenant"):
+        u.register(tconn.client, tconn.table_name, email=ADA, username="ada", fields=TENANT_FIELDS)
+    assert items(tconn) == []

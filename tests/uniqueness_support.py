@@ -103,3 +103,15 @@ def two_signups(tconn: Connection, sign_up: Callable[[Any, str], Any]) -> Any:
 def drop(tconn: Connection, pk: str, sk: str) -> None:
     """Delete one item behind labkit's back (the bug the audit exists for)."""
     tconn.client.delete_item(TableName=tconn.table_name, Key={"PK": {"S": pk}, "SK": {"S": sk}})
+
+
+#: Composite uniqueness: a username across the site, an email once per tenant.
+TENANT_FIELDS: dict[str | tuple[str, ...], str] = {"username": "HANDLE", ("tenant", "email"): "TENANT_EMAIL"}
+
+
+def stored(tconn: Connection, pk: str, sk: str = "LOCK") -> dict[str, Any] | None:
+    """One item by key (strongly consistent), plain values, or None."""
+    from labkit.codec import from_wire
+
+    out = tconn.client.get_item(TableName=tconn.table_name, Key={"PK": {"S": pk}, "SK": {"S": sk}}, ConsistentRead=True)
+    return from_wire(out["Item"]) if "Item" in out else None

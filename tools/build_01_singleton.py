@@ -58,8 +58,6 @@ CELLS = [
     """),
     code("""
     %matplotlib inline
-    import dataclasses
-    import time
     import warnings
 
     import boto3
@@ -245,10 +243,10 @@ CELLS = [
     own change; a short TTL for a kill switch).
 
     The price of failing closed: **failed reads are not cached**, so during throttling or a network flap
-    *every* request re-reads — adding load to the struggling key — and gets the defaults: the app sits in
-    maintenance mode. The alternative: serve the **last known good** flags for a bounded time (say 60 s)
+    requests re-read — adding load to the struggling key (`FlagStore` waits `retry_after`, 1 s, after a
+    failed call) — and get the defaults: the app sits in maintenance mode. The alternative: serve the **last known good** flags for a bounded time (say 60 s)
     after a failed read, then fall back to defaults: the app stays up through a short blip, at the risk of flags up to
-    60 s stale. `FlagStore` offers only the strict behaviour; Optional D writes the ten-line wrapper.
+    60 s stale. `FlagStore` is strict by default; `stale_ttl=60` switches to last known good (Optional D).
 
     ## 6 · The lost-update race, forced
 
@@ -554,46 +552,48 @@ CELLS = [
 
     ## Optional D · Last known good, for a bounded time
 
-    Section 5's trade-off, in code: a wrapper that remembers the last flags read from DynamoDB and,
-    when a read *fails* (not when the item is missing), serves them for at most `max_age` seconds before
-    it gives up and returns the safe defaults.
-    """),
-    code("""
-    class LastKnownGood:
-        \"\"\"store.read(), but a failed read serves the last good flags for at most max_age seconds.\"\"\"
-
-        def __init__(self, store, max_age=60.0, clock=time.monotonic):
-            self.store, self.max_age, self.clock, self.good, self.at = store, max_age, clock, None, None
-
-        def read(self):
-            res = self.store.read()
-            if not res.is_default:
-                self.good, self.at = res, self.clock()
-            elif res.error_code and self.good and self.clock() - self.at <= self.max_age:
-                age = self.clock() - self.at   # a failed call, and what we have is recent enough
-                return dataclasses.replace(self.good, source="last known good", reason=f"{age:.0f} s old")
-            return res
+    Section 5's trade-off, in `FlagStore`: `stale_ttl=60` keeps the last flags read from DynamoDB and,
+    when a *call* fails (network, throttling, a 5xx — not a missing item, which is an answer), serves
+    them as `source="stale"`, with their `age`, while younger than `cache_ttl + stale_ttl`; then the
+    defaults. After a failed call the store also waits `retry_after` (1 s) before calling DynamoDB again,
+    so a throttled hot key is not read on every request. Two stores, the same outage:
     """),
     code("""
     # NBVAL_CHECK_OUTPUT
     fresh_item()
     store.set_flags(maintenance_mode=False, signup_enabled=True)
     now = [0.0]
-    lkg = LastKnownGood(FlagStore.connect(conn, cache_ttl=0), max_age=60, clock=lambda: now[0])
-    seen = {"t=0 s, DynamoDB fine": lkg.read()}
-    lkg.store = lkg.store.with_client(unreachable)                   # the network goes down
-    for t in (30, 90):
-        now[0] = t
-        seen[f"t={t} s, network down"] = lkg.read()
-    for when, res in seen.items():
-        print(f"{when:22} -> {res.source:15} maintenance_mode={res['maintenance_mode']}  {res.reason[:30]}")
-    assert [r["maintenance_mode"] for r in seen.values()] == [False, False, True]
+    stores = {"strict": FlagStore.connect(conn, cache_ttl=0, clock=lambda: now[0]),     # stale_ttl=0
+              "stale_ttl=60": FlagStore.connect(conn, cache_ttl=0, stale_ttl=60, clock=lambda: now[0])}
+    seen = {}
+    for name, s in stores.items():
+        now[0] = 0
+        seen[name, 0] = s.read()                   # DynamoDB answers
+        s.client = unreachable                     # then the network goes down
+        for t in (30, 90):
+            now[0] = t
+            seen[name, t] = s.read()
+    for (name, t), res in seen.items():
+        print(f"{name:12} t={t:2} s -> {res.source:8} maintenance_mode={res['maintenance_mode']!s:5} age={res.age}")
+    assert [seen["strict", t].source for t in (0, 30, 90)] == ["item", "defaults", "defaults"]
+    assert [seen["stale_ttl=60", t].source for t in (0, 30, 90)] == ["item", "stale", "defaults"]
+    assert not seen["stale_ttl=60", 30].is_default and seen["stale_ttl=60", 30]["maintenance_mode"] is False
+    """),
+    code("""
+    # NBVAL_CHECK_OUTPUT
+    calls = []
+    unreachable.meta.events.register("before-call.dynamodb.GetItem", lambda **_: calls.append(1))
+    now[0] = 90.5                                  # half a second after the failed read at t=90
+    reads = [stores["stale_ttl=60"].read() for _ in range(100)]
+    why = reads[-1].reason
+    print(f"100 reads, {len(calls)} GetItem calls: {why[why.index('not retried'):]}")
+    assert calls == [] and {r.source for r in reads} == {"defaults"}
     """),
     md("""
-    At 30 s the app stays up on flags at most 60 s old; at 90 s it fails closed. What you trade: for up
-    to `max_age` the app may run on flags that were changed meanwhile (a kill switch flipped during the
-    outage is not seen), and the failed reads still reach DynamoDB — add a short back-off before the
-    next attempt if the key is throttled. labkit's `FlagStore` does not offer this yet.
+    Strict, the app goes into maintenance mode the moment the network fails; with `stale_ttl=60` it stays
+    up on flags at most 90 s old (30 s cache + 60 s), then fails closed. What you trade: for that window
+    the app may run on flags changed meanwhile — a kill switch flipped during the outage is not seen. A
+    missing item is never served stale: it is an answer, and the answer is "defaults".
 
     ## Optional E · Changes computed from the read, and the size guard
 
@@ -669,7 +669,7 @@ CELLS = [
     - [ ] **Fail closed**: missing item, missing table, network error → safe defaults, with the reason (§4).
     - [ ] **Validate** types before writing — `True` is refused for an int flag (§4).
     - [ ] **Cache** with a TTL; invalidate after your own writes; do not cache failures (or serve last
-          known good for a bounded time, Optional D).
+          known good for a bounded time, `stale_ttl`, Optional D), and back off after a failed call.
     - [ ] **No read-modify-write with PutItem**: `UpdateExpression`, a `ConditionExpression` on `version`,
           bounded jittered retries, `RetriesExhausted` when they run out (§7).
     - [ ] **Guard the first write** (`attribute_not_exists(PK)`: no item at this exact key).

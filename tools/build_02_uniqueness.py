@@ -70,7 +70,7 @@ CELLS = [
 
     import labkit
     from labkit import uniqueness as uniq
-    from labkit.errors import IdempotencyMismatch, StaleAccount, TransactionConflict, ValueTaken
+    from labkit.errors import IdempotencyMismatch, LookAlikeValue, StaleAccount, TransactionConflict, ValueTaken
     from labkit.lab import setup_lab
     from labkit.plots import timeline
     from labkit.races import all_interleavings, run_interleaving, stress
@@ -303,6 +303,20 @@ CELLS = [
             print("ValidationError:", exc)
     """),
     md("""
+    **Look-alikes** must not become two keys. Fullwidth letters, upper case, a no-break space and
+    decomposed accents fold to one form; control and invisible characters, and words mixing Latin with
+    Cyrillic or Greek, are refused: `LookAlikeValue` (a `ValidationError`) names field and character.
+    """),
+    code("""
+    # NBVAL_CHECK_OUTPUT
+    for email in ("ＡＤＡ@Lovelace.io", "ada\\u200b@lovelace.io", "\\u0430da@lovelace.io"):  # fullwidth; ZWSP; Cyrillic а
+        try:
+            uniq.register(client, table, email=email, username="ada2")
+        except (ValueTaken, LookAlikeValue) as exc:
+            print(f"{email!a:28} {type(exc).__name__}: {exc}")
+    assert accounts() == 1, "a look-alike passed as a new value"
+    """),
+    md("""
     ## 7 · Keep the markers honest: change, delete, audit
 
     Markers mirror the live value, so every operation that touches a protected attribute is one
@@ -474,33 +488,23 @@ CELLS = [
 
     "Uniqueness across several attributes" also means a *pair* that must be unique: one email may sign
     up in two tenants, but only once per tenant. The model is the same — **one marker keyed by both
-    values**: `UNIQ#TENANT_EMAIL#<tenant>#<email>`. labkit's `register` protects single fields, so here is
-    the raw `TransactWriteItems`. The tenant id must not contain the `#` separator, or `("a#b",
-    "c@x.io")` and `("a", "b#c@x.io")` — `#` is legal in an email's local part — would share a key.
+    values**: `UNIQ#TENANT_EMAIL#<tenant>#<email>`. The registry takes a tuple as a field: its marker
+    records the owner and the parts, a change of either part swaps it in the same transaction, and
+    `ValueTaken` names the pair. `#` is legal in an email's local part, so a `#` inside a part is escaped
+    (`\\#`): `("a#b", "c@x.io")` and `("a", "b#c@x.io")` stay two keys.
     """),
     code("""
     # NBVAL_CHECK_OUTPUT
-    def join_tenant(tenant, email, account_id):
-        if "#" in tenant:
-            raise labkit.ValidationError(f"tenant {tenant!r} contains '#', the key separator; nothing was written")
-        marker = uniq.marker_key("TENANT_EMAIL", f"{tenant}#{uniq.normalise_email(email)}")
-        client.transact_write_items(TransactItems=[
-            {"Put": {"TableName": table, "ConditionExpression": "attribute_not_exists(PK)",
-                     "Item": {"PK": {"S": f"ACCT#{account_id}"}, "SK": {"S": "PROFILE"},
-                              "tenant": {"S": tenant}, "email": {"S": email}}}},
-            {"Put": {"TableName": table, "ConditionExpression": "attribute_not_exists(PK)",
-                     "Item": {"PK": {"S": marker["PK"]}, "SK": {"S": marker["SK"]}, "owner": {"S": account_id}}}}])
-        return marker["PK"]
-
-
     reset()
-    print(join_tenant("acme", ADA, "t1"))
-    print(join_tenant("globex", ADA, "t2"))                 # same email, another tenant: fine
+    tenants = uniq.UniqueRegistry.connect(conn, fields={"username": "HANDLE", ("tenant", "email"): "TENANT_EMAIL"})
+    tenants.register(tenant="acme", email=ADA, username="ada")
+    tenants.register(tenant="globex", email=ADA, username="ada-globex")    # same email, another tenant: fine
     try:
-        join_tenant("acme", "Ada@Lovelace.io", "t3")        # same pair again
-    except client.exceptions.TransactionCanceledException as exc:
-        print("acme again:", [r["Code"] for r in exc.response["CancellationReasons"]])
-    assert accounts() == 2
+        tenants.register(tenant="acme", email="Ada@Lovelace.io", username="ada2")
+    except ValueTaken as exc:
+        print("acme again:", exc)
+    print([pk for pk in uniq.table_items(client, table)["PK"] if "TENANT" in pk])
+    assert accounts() == 2 and tenants.audit().ok
     """),
     md("""
     ## Optional C · The article's transaction, sent as written
@@ -521,15 +525,16 @@ CELLS = [
         print("second send:", [reason["Code"] for reason in exc.response["CancellationReasons"]])
     assert accounts() == 1
     seed_audit = uniq.audit(client, table)
-    print(seed_audit.summary())
+    print(seed_audit)
+    assert list(seed_audit.findings["kind"]) == ["ownerless_marker"] * 2, "lesson broken: one finding per lock"
     """),
     md("""
     The article's locks carry no `owner`. That blocks a second sign-up, but a lock cannot be released
-    safely — a guarded Delete (`owner = <id>`) cannot tell whose lock it is. Read the audit with care:
-    it reports each owner-less marker **twice**, once per side — `orphan_marker` ("marker has no owner")
-    and `missing_marker ... marker owned by None`, meaning "the account's value has no marker *owned by
-    this account*". The marker is not missing; both lines are one problem: an owner-less marker.
-    `repair` hands each one to the account holding its value, in a transaction guarded by "still no owner"
+    safely — a guarded Delete (`owner = <id>`) cannot tell whose lock it is. The audit names each
+    finding by what it is: `ownerless_marker` (a marker without `owner`, reported once, with the account
+    holding its value), `orphan_marker` (its owner is gone or holds another value), `missing_marker` (no
+    marker item at all), `marker_owned_by_other` (the value's marker belongs to another account).
+    `repair` hands each owner-less marker to the account holding its value, in a transaction guarded by "still no owner"
     and "the account still holds this value" — no delete-and-recreate gap in which someone else could
     take the value.
     """),

@@ -232,6 +232,10 @@ def _query(schema: TableSchema, params: Mapping[str, Any], parsed: dict[str, X.P
         if names.get(path, path) == keys[0][0]:
             pk = canonical(values[placeholder])
     if not pk:
+        if any(names.get(path, path) == keys[0][0] for path, _ in condition.comparisons):
+            # DynamoDB's answer when the partition key is there but not compared with `=`
+            # (e.g. begins_with(PK, :p)): a Query reads exactly one partition.
+            raise _invalid("Query key condition not supported")
         raise _invalid("Query condition missed key schema element: " + keys[0][0])
     return pk
 

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from ..errors import UnknownFlag
 
 #: Where a read's flags came from.
-Source = Literal["item", "cache", "defaults"]
+Source = Literal["item", "cache", "stale", "defaults"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class FlagRead:
     error_code: str = ""
     read_units: float | None = None
     items_read: int = 0
+    age: float | None = None
 
     @property
     def is_default(self) -> bool:

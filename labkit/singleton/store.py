@@ -21,6 +21,7 @@ from ..capacity import item_size
 from ..codec import from_wire, serialize, to_wire
 from ..constants import FLAGS_SK_V1, MAX_ITEM_BYTES, SETTINGS_PK
 from ..errors import (
+    BackendUnavailable,
     ConflictError,
     FlagTypeError,
     ItemTooLarge,
@@ -28,6 +29,7 @@ from ..errors import (
     NotFound,
     OutcomeUnknown,
     RetriesExhausted,
+    Throttled,
     ValidationError,
     error_code,
 )
@@ -42,6 +44,14 @@ if TYPE_CHECKING:
     from ..backend import Connection
 
 Flags = Mapping[str, bool | int | str]
+
+
+def _transient(exc: LabkitError) -> bool:
+    """A call that failed on the way (network, throttling, a 5xx), not an answer about the item."""
+    if isinstance(exc, BackendUnavailable | OutcomeUnknown | Throttled):
+        return True
+    status = getattr(exc.__cause__, "response", {}).get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+    return isinstance(status, int) and status >= 500
 
 
 class FlagStore:
@@ -65,9 +75,15 @@ class FlagStore:
         max_attempts: int = 5,
         backoff: Callable[[int], float] | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        stale_ttl: float = 0.0,
+        retry_after: float = 1.0,
     ) -> None:
         if max_attempts < 1:
             raise ValidationError(f"max_attempts must be at least 1, got {max_attempts}")
+        if stale_ttl < 0 or retry_after < 0:
+            raise ValidationError(f"stale_ttl and retry_after must be >= 0 seconds, got {stale_ttl} and {retry_after}")
+        self.stale_ttl = stale_ttl
+        self.retry_after = retry_after
         self.client = client
         self.table_name = table_name
         self.schema = schema
@@ -101,9 +117,9 @@ class FlagStore:
             max_attempts=self.max_attempts,
             backoff=self.backoff,
             sleep=self.sleep,
+            stale_ttl=self.stale_ttl,
+            retry_after=self.retry_after,
         )
-
-    # ---------------------------------------------------------------- reads
 
     # ---------------------------------------------------------------- reads
 
@@ -112,7 +128,11 @@ class FlagStore:
 
         Never raises for a missing item, a missing table or a failed call: the result's
         ``source`` is ``"defaults"`` and ``reason`` says why. Defaults are not cached, so
-        the next read tries DynamoDB again.
+        the next read tries DynamoDB again — except after a failed *call* (throttled, network
+        down, a 5xx): then for ``retry_after`` seconds reads do not call DynamoDB, and with
+        ``stale_ttl`` > 0 they serve the last good flags (``source="stale"``, its ``age``)
+        while those are younger than ``cache_ttl + stale_ttl``. A missing item or table is an
+        answer, not a failed call: always the defaults.
         """
         if use_cache:
             cached = self.cache.get()
@@ -124,6 +144,10 @@ class FlagStore:
                     cached.version,
                     cached.notes,
                 )
+            recent = self.cache.backing_off(self.retry_after)
+            if recent is not None:
+                code, why = recent
+                return self._failed(code, f"{why}; not retried for {self.retry_after:g} s")
         try:
             with map_errors("GetItem", self.table_name):
                 out = self.client.get_item(
@@ -134,11 +158,13 @@ class FlagStore:
                 )
         except LabkitError as exc:
             code = error_code(exc.__cause__ or exc)
-            why = (
-                f"table {self.table_name!r} does not exist"
-                if code == "ResourceNotFoundException"
-                else f"GetItem failed: {exc.__cause__ or exc}"
-            )
+            if code == "ResourceNotFoundException":
+                why = f"table {self.table_name!r} does not exist; using safe defaults"
+                return FlagRead(self.schema.defaults(), "defaults", why, error_code=code)
+            why = f"GetItem failed: {exc.__cause__ or exc}"
+            if use_cache and _transient(exc):
+                self.cache.failed(code, why)
+                return self._failed(code, why)
             return FlagRead(self.schema.defaults(), "defaults", f"{why}; using safe defaults", error_code=code)
         units = out.get("ConsumedCapacity", {}).get("CapacityUnits")
         if "Item" not in out:
@@ -152,6 +178,15 @@ class FlagStore:
         if use_cache:
             self.cache.put(result)
         return result
+
+    def _failed(self, code: str, why: str) -> FlagRead:
+        """After a failed call: the last good flags if young enough (stale_ttl), else the defaults."""
+        good = self.cache.last_good(self.cache.ttl + self.stale_ttl) if self.stale_ttl > 0 else None
+        if good is None:
+            return FlagRead(self.schema.defaults(), "defaults", f"{why}; using safe defaults", error_code=code)
+        read, age = good
+        reason = f"{why}; serving the last good flags, {age:.0f} s old"
+        return FlagRead(read.flags, "stale", reason, read.version, read.notes, error_code=code, age=age)
 
     def flag_read(self, item: Mapping[str, Any], units: float | None, items_read: int) -> FlagRead:
         """A FlagRead of a stored item in wire form."""

@@ -37,7 +37,18 @@ from .antipatterns import (
 from .audit import AuditReport, RepairReport, audit, repair
 from .faults import lose_next_response
 from .inspect import account_items, table_items
-from .keys import DEFAULT_FIELDS, RESERVED_ATTRIBUTES, account_key, check_fields, check_token, marker_item, marker_key
+from .keys import (
+    DEFAULT_FIELDS,
+    RESERVED_ATTRIBUTES,
+    FieldSpec,
+    account_key,
+    check_fields,
+    check_token,
+    join_parts,
+    marker_item,
+    marker_key,
+    split_parts,
+)
 from .lifecycle import change_email, change_username, change_value, delete_account, get_account
 from .normalise import normalise, normalise_email, normalise_username, normalise_value
 from .reasons import translate_error
@@ -47,6 +58,7 @@ from .store import UniqueRegistry
 __all__ = [
     "AuditReport",
     "DEFAULT_FIELDS",
+    "FieldSpec",
     "RESERVED_ATTRIBUTES",
     "Registration",
     "RepairReport",
@@ -64,6 +76,7 @@ __all__ = [
     "delete_account",
     "email_in_use",
     "get_account",
+    "join_parts",
     "lose_next_response",
     "marker_item",
     "marker_key",
@@ -77,6 +90,7 @@ __all__ = [
     "repair",
     "seed_transaction",
     "send_seed_transaction",
+    "split_parts",
     "submit",
     "table_items",
     "taken_values",

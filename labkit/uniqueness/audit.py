@@ -18,7 +18,20 @@ from ..errors import (
 )
 from . import checks
 from .inspect import table_items
-from .keys import DEFAULT_FIELDS, _condition, account_key, check_fields, check_token, marker_item, marker_key
+from .keys import (
+    DEFAULT_FIELDS,
+    Fields,
+    FieldSpec,
+    _condition,
+    account_key,
+    check_fields,
+    check_token,
+    holds,
+    marker_item,
+    marker_key,
+    spec_of,
+    split_parts,
+)
 from .reasons import _Slot, _transact
 
 if TYPE_CHECKING:
@@ -39,6 +52,21 @@ class AuditReport:
         """True when every marker has a live owner holding its value, and every value a marker."""
         return bool(self.findings.empty)
 
+    def __str__(self) -> str:
+        return self.summary()
+
+    def _repr_html_(self) -> str:
+        """The findings table with every column in full (no "..." in ``detail``)."""
+        if self.ok:
+            return "<p>audit: no findings</p>"
+        with pd.option_context("display.max_colwidth", None):
+            return str(self.findings.to_html(index=False))
+
+    def frame(self, name: str = "findings") -> str:
+        """One of the report's frames as text, columns in full (``reason`` is never cut)."""
+        with pd.option_context("display.max_colwidth", None, "display.width", None):
+            return str(getattr(self, name).to_string(index=False))
+
     def summary(self) -> str:
         """One line per finding, or "audit: no findings"."""
         if self.ok:
@@ -49,13 +77,14 @@ class AuditReport:
         return "\n".join(lines)
 
 
-def audit(client: DynamoDBClient, table: str, *, fields: Mapping[str, str] = DEFAULT_FIELDS) -> AuditReport:
+def audit(client: DynamoDBClient, table: str, *, fields: Fields = DEFAULT_FIELDS) -> AuditReport:
     """Scan the table and report orphan markers, missing markers and values with several owners."""
-    check_fields(fields)
+    fields = check_fields(fields)
     items = table_items(client, table)
     if items.empty:
         items = pd.DataFrame(columns=["PK", "SK"])
-    owners = [checks.several_owners(items, f) for f in fields]
+    rows, labels = checks._expand(items, fields)
+    owners = [checks.several_owners(rows, f) for f in labels]
     return AuditReport(
         orphan_markers=checks.orphan_markers(items, fields),
         missing_markers=checks.missing_markers(items, fields),
@@ -90,35 +119,33 @@ def repair(
     table: str,
     report: AuditReport | None = None,
     *,
-    fields: Mapping[str, str] = DEFAULT_FIELDS,
+    fields: Fields = DEFAULT_FIELDS,
 ) -> RepairReport:
     """Fix what an audit found, each fix its own guarded transaction; conflicts are reported.
 
     An orphan marker is deleted only if it still has the owner the audit saw and that owner
     still does not hold the value; an owner-less marker (like the article's) whose value one
     account holds is given to that account instead. A missing marker is created
-    (attribute_not_exists) only while the account still holds the value; a marker owned by
-    someone else is never overwritten. Values with several owners are only reported.
+    (attribute_not_exists) only while the account still holds the value. A marker owned by
+    another account and values with several owners are only reported (someone must decide).
     """
-    check_fields(fields)
+    fields = check_fields(fields)
     report = report if report is not None else audit(client, table, fields=fields)
     done = RepairReport()
-    missing = _rows(report.missing_markers)
-    claimants: dict[str, list[Mapping[str, Any]]] = {}
-    for row in missing:
-        pk = marker_key(fields[str(row["attribute"])], str(row["value"]))["PK"]
-        claimants.setdefault(pk, []).append(row)
-    adopted: set[str] = set()
     for row in _rows(report.orphan_markers):
-        pk = str(row["marker"])
-        if not isinstance(row.get("owner"), str) and len(claimants.get(pk, [])) == 1:
-            if _adopt(client, table, pk, claimants[pk][0], done):
-                adopted.add(pk)
-            continue
-        _repair_orphan(client, table, row, done)
-    for row in missing:
-        pk = marker_key(fields[str(row["attribute"])], str(row["value"]))["PK"]
-        if pk not in adopted:
+        holders = list(row.get("holders") or [])
+        if row.get("kind") == "ownerless_marker" and len(holders) == 1:
+            _adopt(client, table, {**row, "account": holders[0]}, fields, done)
+        else:
+            _repair_orphan(client, table, row, fields, done)
+    for row in _rows(report.missing_markers):
+        if row.get("kind") == "marker_owned_by_other":
+            pk = marker_key(str(row["namespace"]), str(row["value"]))["PK"]
+            done.conflicts.append(
+                f"{pk} belongs to another owner; not overwritten — change {row['account']}'s "
+                f"{row['attribute']} or decide who keeps it"
+            )
+        else:
             _repair_missing(client, table, row, fields, done)
     for row in _rows(report.several_owners):
         done.conflicts.append(
@@ -128,46 +155,69 @@ def repair(
     return done
 
 
-def _adopt(client: DynamoDBClient, table: str, pk: str, claimant: Mapping[str, Any], done: RepairReport) -> bool:
+def _parts(spec: FieldSpec, value: str) -> dict[str, str]:
+    """A composite marker's parts (attribute -> value); empty for a single field."""
+    return {} if isinstance(spec, str) else dict(zip(spec, split_parts(value), strict=True))
+
+
+def _fix(
+    client: DynamoDBClient,
+    actions: list[dict[str, Any]],
+    slots: list[_Slot],
+    what: str,
+    done: RepairReport,
+    made: list[str],
+    pk: str,
+) -> None:
+    """Send one guarded fix; a guard that no longer holds becomes a reported conflict."""
+    try:
+        _transact(client, actions, slots, check_token(None), what)
+    except (ConflictError, TransactionCancelled) as exc:
+        done.conflicts.append(str(exc))
+    else:
+        made.append(pk)
+
+
+def _adopt(
+    client: DynamoDBClient, table: str, claimant: Mapping[str, Any], fields: Mapping[FieldSpec, str], done: RepairReport
+) -> None:
     """Give an owner-less marker to the one account holding its value (no unprotected gap)."""
-    attribute, value = str(claimant["attribute"]), str(claimant["value"])
+    pk, attribute, value = str(claimant["marker"]), str(claimant["attribute"]), str(claimant["value"])
+    spec = spec_of(fields, attribute)
     account_id = str(claimant["account"])[len(C.ACCOUNT_PREFIX) :]
     cond = _condition(Attr("owner").not_exists())
+    record: dict[str, Any] = {"owner": account_id, "field": attribute, "value": value}
+    if not isinstance(spec, str):
+        record["parts"] = _parts(spec, value)
     actions: list[dict[str, Any]] = [
         {
             "Update": {
                 "TableName": table,
                 "Key": to_wire({"PK": pk, "SK": C.MARKER_SK}),
-                "UpdateExpression": "SET #o = :owner, #f = :field, #v = :value",
+                "UpdateExpression": "SET " + ", ".join(f"#a{i} = :a{i}" for i in range(len(record))),
                 "ConditionExpression": cond["ConditionExpression"],
                 "ExpressionAttributeNames": {
                     **cond["ExpressionAttributeNames"],
-                    "#o": "owner",
-                    "#f": "field",
-                    "#v": "value",
+                    **{f"#a{i}": name for i, name in enumerate(record)},
                 },
-                "ExpressionAttributeValues": to_wire({":owner": account_id, ":field": attribute, ":value": value}),
+                "ExpressionAttributeValues": to_wire({f":a{i}": v for i, v in enumerate(record.values())}),
             }
         },
         {
             "ConditionCheck": {
                 "TableName": table,
                 "Key": to_wire(account_key(account_id)),
-                **_condition(Attr(attribute).eq(value)),
+                **_condition(holds(spec, value)),
             }
         },
     ]
     slots = [_Slot("check", f"marker {pk} without owner"), _Slot("check", f"account {account_id} holding {value!r}")]
-    try:
-        _transact(client, actions, slots, check_token(None), f"adopting marker {pk}")
-    except (ConflictError, TransactionCancelled) as exc:
-        done.conflicts.append(str(exc))
-        return False
-    done.adopted.append(pk)
-    return True
+    _fix(client, actions, slots, f"adopting marker {pk}", done, done.adopted, pk)
 
 
-def _repair_orphan(client: DynamoDBClient, table: str, row: Mapping[str, Any], done: RepairReport) -> None:
+def _repair_orphan(
+    client: DynamoDBClient, table: str, row: Mapping[str, Any], fields: Mapping[FieldSpec, str], done: RepairReport
+) -> None:
     pk, owner = str(row["marker"]), row.get("owner")
     key = {"PK": pk, "SK": C.MARKER_SK}
     has_owner = isinstance(owner, str) and owner != ""
@@ -175,36 +225,28 @@ def _repair_orphan(client: DynamoDBClient, table: str, row: Mapping[str, Any], d
     actions: list[dict[str, Any]] = [{"Delete": {"TableName": table, "Key": to_wire(key), **_condition(guard)}}]
     slots = [_Slot("check", f"marker {pk} with owner {owner!r}")]
     if has_owner:
-        still_free = Attr("PK").not_exists() | Attr(str(row["attribute"])).ne(row["value"])
+        still_free = Attr("PK").not_exists() | ~holds(spec_of(fields, str(row["attribute"])), str(row["value"]))
         actions.append(
             {"ConditionCheck": {"TableName": table, "Key": to_wire(account_key(str(owner))), **_condition(still_free)}}
         )
         slots.append(_Slot("check", f"account {owner} not holding {row['value']!r}"))
-    try:
-        _transact(client, actions, slots, check_token(None), f"deleting orphan marker {pk}")
-    except (ConflictError, TransactionCancelled) as exc:
-        done.conflicts.append(str(exc))
-    else:
-        done.deleted.append(pk)
+    _fix(client, actions, slots, f"deleting orphan marker {pk}", done, done.deleted, pk)
 
 
 def _repair_missing(
-    client: DynamoDBClient,
-    table: str,
-    row: Mapping[str, Any],
-    fields: Mapping[str, str],
-    done: RepairReport,
+    client: DynamoDBClient, table: str, row: Mapping[str, Any], fields: Mapping[FieldSpec, str], done: RepairReport
 ) -> None:
     account_pk, attribute, value = str(row["account"]), str(row["attribute"]), str(row["value"])
     account_id = account_pk[len(C.ACCOUNT_PREFIX) :]
-    item = marker_item(fields[attribute], attribute, value, account_id)
+    spec = spec_of(fields, attribute)
+    item = marker_item(fields[spec], attribute, value, account_id, _parts(spec, value) or None)
     actions: list[dict[str, Any]] = [
         {"Put": {"TableName": table, "Item": to_wire(item), "ConditionExpression": "attribute_not_exists(PK)"}},
         {
             "ConditionCheck": {
                 "TableName": table,
                 "Key": to_wire(account_key(account_id)),
-                **_condition(Attr(attribute).eq(value)),
+                **_condition(holds(spec, value)),
             }
         },
     ]

@@ -24,10 +24,10 @@ import pandas as pd
 
 from .. import constants as C
 from ..errors import ValidationError
-from .keys import DEFAULT_FIELDS
+from .keys import DEFAULT_FIELDS, Fields, FieldSpec, field_value, label
 
 #: Unique attribute -> marker namespace (the same map as :data:`~labkit.uniqueness.DEFAULT_FIELDS`).
-DEFAULT_NAMESPACES: Mapping[str, str] = DEFAULT_FIELDS
+DEFAULT_NAMESPACES: Mapping[FieldSpec, str] = DEFAULT_FIELDS
 #: Columns of :func:`check_uniqueness`'s findings.
 FINDING_COLUMNS = ("kind", "attribute", "value", "records", "detail")
 
@@ -76,9 +76,16 @@ def _markers(rows: list[dict[str, Any]], namespaces: Mapping[str, str]) -> list[
     return out
 
 
-def _check_namespaces(namespaces: Mapping[str, str]) -> None:
+def _expand(items: Items, namespaces: Fields) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Rows and a label -> namespace map; accounts get each composite's value under its label."""
     if not namespaces:
         raise ValidationError("namespaces is empty; pass e.g. {'email': 'EMAIL'}")
+    rows = _records(items)
+    composites = [spec for spec in namespaces if not isinstance(spec, str)]
+    for row in rows:
+        if composites and row["PK"].startswith(C.ACCOUNT_PREFIX):
+            row.update({label(s): v for s in composites if (v := field_value(s, row)) is not None})
+    return rows, {label(spec): ns for spec, ns in namespaces.items()}
 
 
 def several_owners(items: Items, attribute: str = "email", record_prefix: str = C.ACCOUNT_PREFIX) -> pd.DataFrame:
@@ -99,66 +106,80 @@ def several_owners(items: Items, attribute: str = "email", record_prefix: str = 
     return df.sort_values("value", kind="stable").reset_index(drop=True)
 
 
-def orphan_markers(items: Items, namespaces: Mapping[str, str] = DEFAULT_NAMESPACES) -> pd.DataFrame:
-    """Markers whose owner account is gone or no longer holds that value."""
-    _check_namespaces(namespaces)
-    rows = _records(items)
+def orphan_markers(items: Items, namespaces: Fields = DEFAULT_NAMESPACES) -> pd.DataFrame:
+    """Markers whose owner is missing, gone, or no longer holds the value.
+
+    ``kind`` is ``ownerless_marker`` (no ``owner`` attribute; ``holders`` lists the accounts that
+    hold its value) or ``orphan_marker`` (the owner account is gone or holds another value).
+    """
+    rows, labels = _expand(items, namespaces)
     accounts = {_account_id(a): a for a in _accounts(rows)}
     found = []
-    for m in _markers(rows, namespaces):
+    for m in _markers(rows, labels):
         owner = m.get("owner")
         account = accounts.get(str(owner)) if owner is not None else None
+        holders: list[str] = []
         if owner is None:
-            reason = "marker has no owner"
+            kind, reason = "ownerless_marker", "marker has no owner"
+            holders = sorted(a["PK"] for a in accounts.values() if a.get(m["attribute"]) == m["value"])
+            if holders:
+                reason += f"; held by {', '.join(holders)}"
         elif account is None:
-            reason = f"account {C.ACCOUNT_PREFIX}{owner} does not exist"
+            kind, reason = "orphan_marker", f"account {C.ACCOUNT_PREFIX}{owner} does not exist"
         elif account.get(m["attribute"]) != m["value"]:
-            reason = f"account {C.ACCOUNT_PREFIX}{owner} holds {account.get(m['attribute'])!r}"
+            kind, reason = "orphan_marker", f"account {C.ACCOUNT_PREFIX}{owner} holds {account.get(m['attribute'])!r}"
         else:
             continue
         found.append(
             {
                 "marker": m["PK"],
+                "kind": kind,
                 "namespace": m["namespace"],
                 "attribute": m["attribute"],
                 "value": m["value"],
                 "owner": owner,
+                "holders": holders,
                 "reason": reason,
             }
         )
-    columns = ["marker", "namespace", "attribute", "value", "owner", "reason"]
+    columns = ["marker", "kind", "namespace", "attribute", "value", "owner", "holders", "reason"]
     return pd.DataFrame(found, columns=columns).sort_values("marker").reset_index(drop=True)
 
 
-def missing_markers(items: Items, namespaces: Mapping[str, str] = DEFAULT_NAMESPACES) -> pd.DataFrame:
-    """Accounts whose value has no marker owned by them."""
-    _check_namespaces(namespaces)
-    rows = _records(items)
-    markers = {(m["namespace"], m["value"]): m for m in _markers(rows, namespaces)}
+def missing_markers(items: Items, namespaces: Fields = DEFAULT_NAMESPACES) -> pd.DataFrame:
+    """Accounts whose value is not protected by a marker of their own.
+
+    ``kind`` is ``missing_marker`` (no marker item for the value) or ``marker_owned_by_other``
+    (the marker belongs to another account). A marker that exists without an owner is not
+    reported here: :func:`orphan_markers` reports it once, as ``ownerless_marker``.
+    """
+    rows, labels = _expand(items, namespaces)
+    markers = {(m["namespace"], m["value"]): m for m in _markers(rows, labels)}
     found = []
     for account in _accounts(rows):
         me = _account_id(account)
-        for attribute, namespace in namespaces.items():
+        for attribute, namespace in labels.items():
             if attribute not in account:
                 continue
             value = account[attribute]
             marker = markers.get((namespace, value))
             if marker is None:
-                reason = f"no marker {C.MARKER_PREFIX}{namespace}#{value}"
-            elif str(marker.get("owner")) != me:
-                reason = f"marker owned by {marker.get('owner')!r}"
-            else:
+                kind, reason = "missing_marker", f"no marker {C.MARKER_PREFIX}{namespace}#{value}"
+            elif marker.get("owner") is None or str(marker["owner"]) == me:
                 continue
+            else:
+                kind, reason = "marker_owned_by_other", f"marker owned by {C.ACCOUNT_PREFIX}{marker['owner']}"
             found.append(
                 {
                     "account": account["PK"],
+                    "kind": kind,
                     "attribute": attribute,
                     "value": value,
                     "namespace": namespace,
                     "reason": reason,
                 }
             )
-    columns = ["account", "attribute", "value", "namespace", "reason"]
+    columns = ["account", "kind", "attribute", "value", "namespace", "reason"]
     return pd.DataFrame(found, columns=columns).sort_values(["account", "attribute"]).reset_index(drop=True)
 
 
@@ -178,12 +199,17 @@ def findings_frame(findings: Iterable[Finding]) -> pd.DataFrame:
     return pd.DataFrame([asdict(f) for f in findings], columns=list(FINDING_COLUMNS))
 
 
-def check_uniqueness(items: Items, namespaces: Mapping[str, str] = DEFAULT_NAMESPACES) -> pd.DataFrame:
-    """Every uniqueness finding — kinds ``several_owners``, ``orphan_marker``, ``missing_marker``."""
-    _check_namespaces(namespaces)
-    rows = _records(items)
+def check_uniqueness(items: Items, namespaces: Fields = DEFAULT_NAMESPACES) -> pd.DataFrame:
+    """Every uniqueness finding, one row per problem.
+
+    Kinds: ``several_owners`` (a value held by more than one account), ``orphan_marker`` (its owner
+    is gone or holds another value), ``ownerless_marker`` (a marker without ``owner``),
+    ``missing_marker`` (an account's value has no marker item) and ``marker_owned_by_other``
+    (the value's marker belongs to another account).
+    """
+    rows, labels = _expand(items, namespaces)
     found: list[Finding] = []
-    for attribute in namespaces:
+    for attribute in labels:
         for d in several_owners(rows, attribute).to_dict("records"):
             found.append(
                 Finding(
@@ -195,9 +221,9 @@ def check_uniqueness(items: Items, namespaces: Mapping[str, str] = DEFAULT_NAMES
                 )
             )
     for d in orphan_markers(rows, namespaces).to_dict("records"):
-        found.append(Finding("orphan_marker", str(d["attribute"]), d["value"], (str(d["marker"]),), str(d["reason"])))
+        found.append(Finding(str(d["kind"]), str(d["attribute"]), d["value"], (str(d["marker"]),), str(d["reason"])))
     for d in missing_markers(rows, namespaces).to_dict("records"):
-        found.append(Finding("missing_marker", str(d["attribute"]), d["value"], (str(d["account"]),), str(d["reason"])))
+        found.append(Finding(str(d["kind"]), str(d["attribute"]), d["value"], (str(d["account"]),), str(d["reason"])))
     return findings_frame(found)
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from ..codec import from_wire, to_wire
 from ..table import items_frame, scan_rows
-from .keys import DEFAULT_FIELDS, marker_key
+from .keys import DEFAULT_FIELDS, Fields, attributes, field_value, label, marker_key
 from .lifecycle import _require_account
 from .reasons import named_errors
 
@@ -22,20 +21,22 @@ def account_items(
     table: str,
     account_id: str,
     *,
-    fields: Mapping[str, str] = DEFAULT_FIELDS,
+    fields: Fields = DEFAULT_FIELDS,
 ) -> pd.DataFrame:
     """The account and its markers side by side; a missing marker shows ``present=False``."""
     account = _require_account(client, table, account_id)
     rows: list[dict[str, Any]] = [{**account, "present": True}]
-    for f, namespace in fields.items():
-        if f not in account:
+    for spec, namespace in fields.items():
+        value = field_value(spec, account)
+        if value is None:
             continue
-        key = marker_key(namespace, str(account[f]))
-        with named_errors(f"reading the {f} marker", table):
+        key = marker_key(namespace, value)
+        with named_errors(f"reading the {label(spec)} marker", table):
             out = client.get_item(TableName=table, Key=to_wire(key), ConsistentRead=True)
         item = out.get("Item")
         rows.append({**from_wire(item), "present": True} if item else {**key, "present": False})
-    return items_frame(rows, ["PK", "SK", "id", "owner", *fields, "field", "value", "present"], sort=False)
+    columns = ["PK", "SK", "id", "owner", *attributes(fields), "field", "value", "present"]
+    return items_frame(rows, columns, sort=False)
 
 
 def table_items(client: DynamoDBClient, table: str) -> pd.DataFrame:

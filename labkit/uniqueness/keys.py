@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
-from boto3.dynamodb.conditions import ConditionBase, ConditionExpressionBuilder
+from boto3.dynamodb.conditions import Attr, ConditionBase, ConditionExpressionBuilder
 
 from .. import constants as C
 from ..codec import to_wire
@@ -19,8 +19,16 @@ from ..errors import (
 if TYPE_CHECKING:
     pass
 
+#: A unique field: one attribute (``"email"``) or a composite of several (``("tenant", "email")``).
+FieldSpec = str | tuple[str, ...]
+#: What ``fields=`` accepts: each unique field (an attribute or a composite) -> its marker namespace.
+Fields = Mapping[str, str] | Mapping[tuple[str, ...], str] | Mapping[FieldSpec, str]
+#: Separator between the parts of a composite marker value; ``#`` and ``\\`` inside a part are
+#: escaped with a backslash, so two different tuples never give the same marker value.
+COMPOSITE_SEPARATOR: Final = "#"
+
 #: Which account attributes are unique, and the marker namespace each one uses.
-DEFAULT_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
+DEFAULT_FIELDS: Final[Mapping[str | tuple[str, ...], str]] = MappingProxyType(
     {"email": C.EMAIL_NAMESPACE, "username": C.HANDLE_NAMESPACE}
 )
 #: Attribute names a unique field or an extra attribute may not take.
@@ -37,9 +45,92 @@ def marker_key(namespace: str, value: str) -> dict[str, str]:
     return {"PK": f"{C.MARKER_PREFIX}{namespace}#{value}", "SK": C.MARKER_SK}
 
 
-def marker_item(namespace: str, field_name: str, value: str, owner: str) -> dict[str, str]:
-    """A marker item: its key is the value; ``owner`` is the account that holds it."""
-    return {**marker_key(namespace, value), "owner": owner, "field": field_name, "value": value}
+def marker_item(
+    namespace: str, field_name: str, value: str, owner: str, parts: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """A marker item: its key is the value; ``owner`` is the account that holds it.
+
+    A composite's marker also records its ``parts`` (attribute -> normalised value).
+    """
+    item: dict[str, Any] = {**marker_key(namespace, value), "owner": owner, "field": field_name, "value": value}
+    if parts is not None:
+        item["parts"] = dict(parts)
+    return item
+
+
+def label(spec: FieldSpec) -> str:
+    """A field's name in findings and errors: ``email``, or ``tenant+email`` for a composite."""
+    return spec if isinstance(spec, str) else "+".join(spec)
+
+
+def parts_of(spec: FieldSpec) -> tuple[str, ...]:
+    """The account attributes a field is made of."""
+    return (spec,) if isinstance(spec, str) else spec
+
+
+def attributes(fields: Fields) -> list[str]:
+    """Every account attribute some unique field uses, in order, each once."""
+    return list(dict.fromkeys(a for spec in fields for a in parts_of(spec)))
+
+
+def join_parts(parts: Sequence[str]) -> str:
+    """The marker value of a composite: parts escaped (``\\`` -> ``\\\\``, ``#`` -> ``\\#``), joined by ``#``."""
+    return COMPOSITE_SEPARATOR.join(p.replace("\\", "\\\\").replace("#", "\\#") for p in parts)
+
+
+def split_parts(value: str) -> list[str]:
+    """The parts of a composite marker value (the inverse of :func:`join_parts`)."""
+    parts: list[str] = []
+    current, escaped = "", False
+    for ch in value:
+        if escaped:
+            current, escaped = current + ch, False
+        elif ch == "\\":
+            escaped = True
+        elif ch == COMPOSITE_SEPARATOR:
+            parts, current = [*parts, current], ""
+        else:
+            current += ch
+    return [*parts, current]
+
+
+def field_value(spec: FieldSpec, values: Mapping[str, Any]) -> str | None:
+    """The marker value of ``spec`` for an account's ``values``; None if a part is absent."""
+    if isinstance(spec, str):
+        return None if values.get(spec) is None else str(values[spec])
+    if any(values.get(a) is None for a in spec):
+        return None
+    return join_parts([str(values[a]) for a in spec])
+
+
+def holds(spec: FieldSpec, value: str) -> ConditionBase:
+    """Condition: the account holds ``value`` (every part of a composite)."""
+    pairs = list(zip(parts_of(spec), [value] if isinstance(spec, str) else split_parts(value), strict=True))
+    cond: ConditionBase = Attr(pairs[0][0]).eq(pairs[0][1])
+    for name, part in pairs[1:]:
+        cond = cond & Attr(name).eq(part)
+    return cond
+
+
+def namespace_for(attribute: str, fields: Mapping[FieldSpec, str]) -> str:
+    """The namespace a value of ``attribute`` is checked against (its own, else its composite's)."""
+    return fields[attribute] if attribute in fields else fields[_check_field(attribute, fields)[0]]
+
+
+def check_key_length(spec: FieldSpec, namespace: str, value: str) -> None:
+    """ValidationError if the marker key of ``value`` is over DynamoDB's partition key limit."""
+    key_bytes = len(marker_key(namespace, value)["PK"].encode("utf-8"))
+    if key_bytes > C.MAX_PARTITION_KEY_BYTES:
+        raise ValidationError(
+            f"{label(spec)} is too long: its marker key would be {key_bytes:,} bytes (UTF-8), over "
+            f"DynamoDB's {C.MAX_PARTITION_KEY_BYTES:,}-byte partition key limit; "
+            "choose a shorter value. Nothing was written"
+        )
+
+
+def spec_of(fields: Mapping[FieldSpec, str], name: str) -> FieldSpec:
+    """The field whose :func:`label` is ``name``."""
+    return next(spec for spec in fields if label(spec) == name)
 
 
 def _condition(cond: ConditionBase) -> dict[str, Any]:
@@ -54,30 +145,38 @@ def _condition(cond: ConditionBase) -> dict[str, Any]:
     return out
 
 
-def check_fields(fields: Mapping[str, str]) -> None:
-    """Check a field -> namespace map: non-empty names, no '#', no namespace used twice."""
+def check_fields(fields: Fields) -> dict[FieldSpec, str]:
+    """Check a field -> namespace map (valid names or composites, no namespace used twice); return it."""
     if not fields:
         raise ValidationError("no unique fields configured; pass e.g. fields={'email': 'EMAIL'}")
     seen: dict[str, str] = {}
-    for name, namespace in fields.items():
-        if not name or name in RESERVED_ATTRIBUTES:
-            raise ValidationError(f"{name!r} cannot be a unique field (reserved: PK, SK, id)")
-        if not namespace or not re.fullmatch(r"[A-Z0-9_]+", namespace):
+    for spec, namespace in fields.items():
+        names = parts_of(spec) if isinstance(spec, str | tuple) else ()
+        if not names or (isinstance(spec, tuple) and (len(spec) < 2 or len(set(spec)) < len(spec))):
             raise ValidationError(
-                f"namespace {namespace!r} for {name!r} must be upper-case letters, digits or '_' "
+                f"{spec!r} is not a unique field: give an attribute name ('email') or a tuple of two or "
+                "more different attribute names (('tenant', 'email'))"
+            )
+        for name in names:
+            if not isinstance(name, str) or not name or name in RESERVED_ATTRIBUTES or "+" in name:
+                raise ValidationError(f"{name!r} cannot be a unique field (reserved: PK, SK, id; no '+')")
+        if not isinstance(namespace, str) or not re.fullmatch(r"[A-Z0-9_]+", namespace):
+            raise ValidationError(
+                f"namespace {namespace!r} for {label(spec)!r} must be upper-case letters, digits or '_' "
                 "(it becomes part of the marker key UNIQ#<namespace>#<value>)"
             )
         if namespace in seen:
             raise ValidationError(
-                f"fields {seen[namespace]!r} and {name!r} share namespace {namespace!r}; "
+                f"fields {seen[namespace]!r} and {label(spec)!r} share namespace {namespace!r}; "
                 "give each field its own namespace"
             )
-        seen[namespace] = name
+        seen[namespace] = label(spec)
     if 1 + len(fields) > C.MAX_TRANSACT_ITEMS:
         raise ValidationError(
             f"{len(fields)} unique fields need {1 + len(fields)} actions in one transaction, "
             f"over DynamoDB's {C.MAX_TRANSACT_ITEMS}"
         )
+    return {spec: namespace for spec, namespace in fields.items()}
 
 
 def check_token(token: str | None) -> str:
@@ -100,21 +199,34 @@ def _check_account_id(account_id: str) -> str:
     return account_id
 
 
-def _check_field(field_name: str, fields: Mapping[str, str]) -> str:
-    if field_name not in fields:
+def _check_field(field_name: str, fields: Fields) -> list[FieldSpec]:
+    """The unique fields that use attribute ``field_name`` (ValidationError if none does)."""
+    using = [spec for spec in fields if field_name in parts_of(spec)]
+    if not using:
         raise ValidationError(
-            f"unknown unique field {field_name!r}; configured fields are: {', '.join(fields)}. "
-            "Add it to `fields` to protect it. Nothing was written"
+            f"unknown unique field {field_name!r}; configured fields are: "
+            f"{', '.join(attributes(fields))}. Add it to `fields` to protect it. Nothing was written"
         )
-    return fields[field_name]
+    return using
 
 
 __all__ = [
+    "COMPOSITE_SEPARATOR",
     "DEFAULT_FIELDS",
+    "FieldSpec",
+    "Fields",
     "RESERVED_ATTRIBUTES",
     "account_key",
+    "attributes",
     "check_fields",
+    "field_value",
+    "holds",
+    "join_parts",
+    "label",
     "check_token",
     "marker_item",
     "marker_key",
+    "parts_of",
+    "spec_of",
+    "split_parts",
 ]

@@ -13,14 +13,21 @@ from ..errors import (
 )
 from .keys import (
     DEFAULT_FIELDS,
+    Fields,
+    FieldSpec,
     _check_account_id,
     _check_field,
     _condition,
     account_key,
+    attributes,
     check_fields,
+    check_key_length,
     check_token,
+    field_value,
+    label,
     marker_item,
     marker_key,
+    namespace_for,
 )
 from .normalise import normalise_value
 from .reasons import _Slot, named_errors
@@ -52,21 +59,22 @@ def change_value(
     field_name: str,
     new_value: str,
     *,
-    fields: Mapping[str, str] = DEFAULT_FIELDS,
+    fields: Fields = DEFAULT_FIELDS,
     token: str | None = None,
 ) -> bool:
     """Move an account to a new unique value in one transaction; False if it already holds it.
 
     Claims the new marker (attribute_not_exists), releases the old one (guarded by owner),
-    and updates the account (guarded by its current value). Raises :class:`ValueTaken` if
-    the new value is someone else's; nothing changes then.
+    and updates the account (guarded by its current value). A composite that uses the
+    attribute (``("tenant", "email")``) swaps its marker in the same transaction. Raises
+    :class:`ValueTaken` if the new value is someone else's; nothing changes then.
 
     Safe to retry: pass the same ``token`` after a lost answer (or an OutcomeUnknown) and the
     identical request is resent, so DynamoDB applies it once and the retry returns True too.
     """
-    check_fields(fields)
-    namespace = _check_field(field_name, fields)
-    value = normalise_value(field_name, new_value, namespace)
+    fields = check_fields(fields)
+    _check_field(field_name, fields)
+    value = normalise_value(field_name, new_value, namespace_for(field_name, fields))
     request_token = check_token(token)
     _check_account_id(account_id)
     key = ("change", table, request_token, account_id, field_name, value)
@@ -75,39 +83,38 @@ def change_value(
         key,
         request_token,
         token is not None,
-        lambda: _prepare_change(client, table, account_id, field_name, value, namespace),
+        lambda: _prepare_change(client, table, account_id, field_name, value, fields),
     )
 
 
 def _prepare_change(
-    client: DynamoDBClient, table: str, account_id: str, field_name: str, value: str, namespace: str
+    client: DynamoDBClient, table: str, account_id: str, field_name: str, value: str, fields: Mapping[FieldSpec, str]
 ) -> Prepared[bool] | bool:
     account = _require_account(client, table, account_id)
     old = account.get(field_name)
     if old == value:
         return False
-    actions: list[dict[str, Any]] = [
-        {
-            "Put": {
-                "TableName": table,
-                "Item": to_wire(marker_item(namespace, field_name, value, account_id)),
-                "ConditionExpression": "attribute_not_exists(PK)",
-            }
-        }
-    ]
-    slots = [_Slot("claim", f"new {field_name} marker", field_name, value)]
-    if old is not None:
-        actions.append(
-            {
-                "Delete": {
-                    "TableName": table,
-                    "Key": to_wire(marker_key(namespace, old)),
-                    **_condition(Attr("owner").eq(account_id)),
-                }
-            }
-        )
-        slots.append(_Slot("release", f"the old {field_name} marker {old!r} owned by {account_id}"))
-    guard = Attr(field_name).eq(old) if old is not None else Attr(field_name).not_exists()
+    after = {**account, field_name: value}
+    actions: list[dict[str, Any]] = []
+    slots: list[_Slot] = []
+    guard: ConditionBase = Attr(field_name).eq(old) if old is not None else Attr(field_name).not_exists()
+    for spec in _check_field(field_name, fields):
+        name, namespace = label(spec), fields[spec]
+        new_v, old_v = field_value(spec, after), field_value(spec, account)
+        if new_v is not None:
+            check_key_length(spec, namespace, new_v)
+            parts = None if isinstance(spec, str) else {a: str(after[a]) for a in spec}
+            item = marker_item(namespace, name, new_v, account_id, parts)
+            actions.append(
+                {"Put": {"TableName": table, "Item": to_wire(item), "ConditionExpression": "attribute_not_exists(PK)"}}
+            )
+            slots.append(_Slot("claim", f"new {name} marker", name, new_v))
+        if old_v is not None:
+            owned = _condition(Attr("owner").eq(account_id))
+            actions.append({"Delete": {"TableName": table, "Key": to_wire(marker_key(namespace, old_v)), **owned}})
+            slots.append(_Slot("release", f"the old {name} marker {old_v!r} owned by {account_id}"))
+        for other in (a for a in spec if a != field_name and not isinstance(spec, str)):
+            guard = guard & (Attr(other).eq(account[other]) if other in account else Attr(other).not_exists())
     cond = _condition(guard)
     actions.append(
         {
@@ -155,7 +162,7 @@ def delete_account(
     table: str,
     account_id: str,
     *,
-    fields: Mapping[str, str] = DEFAULT_FIELDS,
+    fields: Fields = DEFAULT_FIELDS,
     token: str | None = None,
 ) -> dict[str, Any]:
     """Delete an account and all its markers in one transaction; returns the deleted account.
@@ -167,7 +174,7 @@ def delete_account(
     identical request is resent and the retry returns the same account instead of raising
     :class:`NotFound`. Without a pinned token a retry finds no account and raises NotFound.
     """
-    check_fields(fields)
+    fields = check_fields(fields)
     request_token = check_token(token)
     _check_account_id(account_id)
     key = ("delete", table, request_token, account_id, tuple(fields.items()))
@@ -177,10 +184,10 @@ def delete_account(
 
 
 def _prepare_delete(
-    client: DynamoDBClient, table: str, account_id: str, fields: Mapping[str, str]
+    client: DynamoDBClient, table: str, account_id: str, fields: Mapping[FieldSpec, str]
 ) -> Prepared[dict[str, Any]]:
     account = _require_account(client, table, account_id)
-    held = {f: str(account[f]) for f in fields if f in account}
+    held = {f: str(account[f]) for f in attributes(fields) if f in account}
     guard: ConditionBase = Attr("PK").exists()
     for f, v in held.items():
         guard = guard & Attr(f).eq(v)
@@ -194,17 +201,20 @@ def _prepare_delete(
         }
     ]
     slots = [_Slot("guard", f"account {account_id} with {held}")]
-    for f, v in held.items():
+    for spec, namespace in fields.items():
+        marker_value = field_value(spec, held)
+        if marker_value is None:
+            continue
         actions.append(
             {
                 "Delete": {
                     "TableName": table,
-                    "Key": to_wire(marker_key(fields[f], v)),
+                    "Key": to_wire(marker_key(namespace, marker_value)),
                     **_condition(Attr("owner").eq(account_id)),
                 }
             }
         )
-        slots.append(_Slot("release", f"the {f} marker {v!r} owned by {account_id}"))
+        slots.append(_Slot("release", f"the {label(spec)} marker {marker_value!r} owned by {account_id}"))
     return Prepared(actions, slots, f"deleting account {account_id}", account)
 
 

@@ -17,7 +17,7 @@ import unicodedata
 
 from .. import constants as C
 from ..errors import LookAlikeValue, ValidationError
-from .keys import marker_key
+from .keys import check_key_length
 
 #: Unicode categories refused anywhere in a unique value: control, format (invisible),
 #: surrogate, private use, unassigned.
@@ -125,13 +125,7 @@ def normalise_value(field_name: str, raw: str, namespace: str) -> str:
     value = normalise_email(raw) if field_name == "email" else normalise(raw, field_name)
     if not value:
         raise ValidationError(f"{field_name} is empty; choose a value such as 'ada'. Nothing was written")
-    key_bytes = len(marker_key(namespace, value)["PK"].encode("utf-8"))
-    if key_bytes > C.MAX_PARTITION_KEY_BYTES:
-        raise ValidationError(
-            f"{field_name} is too long: its marker key would be {key_bytes:,} bytes (UTF-8), over "
-            f"DynamoDB's {C.MAX_PARTITION_KEY_BYTES:,}-byte partition key limit; "
-            "choose a shorter value. Nothing was written"
-        )
+    check_key_length(field_name, namespace, value)
     return value
 
 

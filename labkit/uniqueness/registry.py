@@ -36,7 +36,7 @@ class Registration:
 
     account_id: str
     values: Mapping[str, str]
-    namespaces: Mapping[str, str]
+    namespaces: Mapping[keys.FieldSpec, str]
     token: str
     attributes: Mapping[str, Any] = field(default_factory=dict)
 
@@ -49,9 +49,22 @@ class Registration:
             **self.values,
         }
 
-    def marker_items(self) -> list[dict[str, str]]:
-        """One marker per unique value, owned by this account."""
-        return [keys.marker_item(self.namespaces[f], f, v, self.account_id) for f, v in self.values.items()]
+    def markers(self) -> dict[str, str]:
+        """Each unique field's name (``tenant+email`` for a composite) -> its marker value."""
+        return {keys.label(spec): keys.field_value(spec, self.values) or "" for spec in self.namespaces}
+
+    def marker_items(self) -> list[dict[str, Any]]:
+        """One marker per unique field, owned by this account (a composite's records its parts)."""
+        return [
+            keys.marker_item(
+                ns,
+                keys.label(spec),
+                keys.field_value(spec, self.values) or "",
+                self.account_id,
+                None if isinstance(spec, str) else {a: self.values[a] for a in spec},
+            )
+            for spec, ns in self.namespaces.items()
+        ]
 
     def transact_items(self, table: str) -> list[dict[str, Any]]:
         """The account Put and a marker Put per value, each guarded by attribute_not_exists(PK)."""
@@ -73,7 +86,7 @@ class Registration:
     def _slots(self) -> list[_Slot]:
         pk = account_key(self.account_id)["PK"]
         return [_Slot("create", f"account {pk}")] + [
-            _Slot("claim", f"{f} marker", f, v) for f, v in self.values.items()
+            _Slot("claim", f"{f} marker", f, v) for f, v in self.markers().items()
         ]
 
 
@@ -81,14 +94,18 @@ def prepare_registration(
     values: Mapping[str, str] | Iterable[tuple[str, str]] = (),
     /,
     *,
-    fields: Mapping[str, str] = DEFAULT_FIELDS,
+    fields: keys.Fields = DEFAULT_FIELDS,
     attributes: Mapping[str, Any] | None = None,
     account_id: str | None = None,
     token: str | None = None,
     **named: str,
 ) -> Registration:
-    """Validate and normalise a sign-up; fix its account id and token so a resend is identical."""
-    check_fields(fields)
+    """Validate and normalise a sign-up; fix its account id and token so a resend is identical.
+
+    ``fields`` may hold composites: ``{("tenant", "email"): "TENANT_EMAIL"}`` makes the pair
+    unique (one marker keyed by both normalised values); give each attribute by name.
+    """
+    fields = check_fields(fields)
     pairs = list(values.items() if isinstance(values, Mapping) else values) + list(named.items())
     given: dict[str, str] = {}
     for name, raw in pairs:
@@ -96,14 +113,15 @@ def prepare_registration(
         if name in given:
             raise ValidationError(f"field {name!r} given twice; give each unique field once")
         given[name] = raw
-    missing = [f for f in fields if f not in given]
+    names = keys.attributes(fields)
+    missing = [f for f in names if f not in given]
     if missing:
         raise ValidationError(
             f"missing {', '.join(missing)}: a registration needs every unique field "
-            f"({', '.join(fields)}). Nothing was written"
+            f"({', '.join(names)}). Nothing was written"
         )
     extra = dict(attributes or {})
-    clash = sorted(set(extra) & (keys.RESERVED_ATTRIBUTES | set(fields)))
+    clash = sorted(set(extra) & (keys.RESERVED_ATTRIBUTES | set(names)))
     if clash:
         raise ValidationError(
             f"attributes may not set {', '.join(clash)}: keys, id and unique fields are set by "
@@ -111,11 +129,13 @@ def prepare_registration(
         )
     registration = Registration(
         account_id=_check_account_id(account_id) if account_id is not None else uuid.uuid4().hex,
-        values={f: normalise_value(f, given[f], fields[f]) for f in fields},
+        values={f: normalise_value(f, given[f], keys.namespace_for(f, fields)) for f in names},
         namespaces=dict(fields),
         token=keys.check_token(token),
         attributes=extra,
     )
+    for spec, ns in fields.items():
+        keys.check_key_length(spec, ns, keys.field_value(spec, registration.values) or "")
     size = item_size(to_wire(registration.account_item()))
     if size > C.MAX_ITEM_BYTES:
         raise ItemTooLarge(size, C.MAX_ITEM_BYTES)
@@ -123,8 +143,12 @@ def prepare_registration(
 
 
 def taken_values(client: DynamoDBClient, table: str, registration: Registration) -> dict[str, str]:
-    """Which of the registration's values already have a marker (one consistent BatchGet)."""
-    field_of = {keys.marker_key(registration.namespaces[f], v)["PK"]: f for f, v in registration.values.items()}
+    """Which of the registration's unique fields already have a marker (one consistent BatchGet)."""
+    markers = registration.markers()
+    field_of = {
+        keys.marker_key(ns, markers[keys.label(spec)])["PK"]: keys.label(spec)
+        for spec, ns in registration.namespaces.items()
+    }
     request: dict[str, Any] = {
         table: {
             "Keys": [to_wire({"PK": pk, "SK": C.MARKER_SK}) for pk in field_of],
@@ -138,7 +162,7 @@ def taken_values(client: DynamoDBClient, table: str, registration: Registration)
             found += out.get("Responses", {}).get(table, [])
             request = dict(out.get("UnprocessedKeys") or {})
     taken = {field_of[from_wire(item)["PK"]] for item in found}
-    return {f: v for f, v in registration.values.items() if f in taken}
+    return {f: v for f, v in markers.items() if f in taken}
 
 
 def submit(
@@ -170,7 +194,7 @@ def register(
     values: Mapping[str, str] | Iterable[tuple[str, str]] = (),
     /,
     *,
-    fields: Mapping[str, str] = DEFAULT_FIELDS,
+    fields: keys.Fields = DEFAULT_FIELDS,
     attributes: Mapping[str, Any] | None = None,
     account_id: str | None = None,
     token: str | None = None,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .audit import AuditReport, RepairReport, audit, repair
-from .keys import DEFAULT_FIELDS, check_fields
+from .keys import DEFAULT_FIELDS, Fields, check_fields
 from .lifecycle import change_value, delete_account, get_account
 from .registry import Registration, register, submit
 
@@ -28,13 +28,16 @@ if TYPE_CHECKING:
 class UniqueRegistry:
     """Accounts whose ``fields`` (field -> marker namespace) are unique, in one table.
 
+    A field is an attribute (``"email"``) or a composite (``("tenant", "email")``: the pair is
+    unique, one marker keyed by both values).
+
     Every write is safe to retry: pass the same ``token`` (and for ``register`` the same
     ``account_id``, or :meth:`submit` the same :class:`Registration`) after a lost answer.
     """
 
     client: DynamoDBClient
     table: str
-    fields: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_FIELDS))
+    fields: Fields = field(default_factory=lambda: dict(DEFAULT_FIELDS))
 
     def __post_init__(self) -> None:
         check_fields(self.fields)

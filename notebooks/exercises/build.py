@@ -214,7 +214,7 @@ def solution_notebook(spec: Spec) -> nbformat.NotebookNode:
         new_markdown_cell(f"## What you just proved\n\nWhen the check says **PASSED**:\n\n{spec.closing}"),
     ]
     nb = new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
     return nb
 
 
