@@ -60,8 +60,6 @@ LOCAL_SECRET_KEY: Final = "labkit"
 DYNAMODB_LOCAL_URL: Final = "http://localhost:8000"
 
 # --- The embedded endpoint's engine (labkit/endpoint/) --------------------------------------------
-#: Most put and delete requests in one BatchWriteItem, across all its tables.
-MAX_BATCH_WRITE_ITEMS: Final = 25
 #: Most keys in one BatchGetItem, across all its tables.
 MAX_BATCH_GET_KEYS: Final = 100
 #: Largest TransactWriteItems request DynamoDB accepts (4 MB).
