@@ -56,7 +56,8 @@ def compose_dynamodb_image() -> str:
 def step(job: dict[str, Any], name_part: str) -> dict[str, Any]:
     found = [s for s in job["steps"] if name_part in s.get("name", "")]
     assert len(found) == 1, f"expected one step named like {name_part!r}, found {len(found)}"
-    return found[0]
+    chosen: dict[str, Any] = found[0]
+    return chosen
 
 
 # ---------------------------------------------------------------- schema

@@ -55,7 +55,7 @@ def test_compose__dynamodb__publishes_8000_with_a_healthcheck(compose: dict[str,
 def _healthcheck_script(compose: dict[str, Any], port: int) -> str:
     """The healthcheck's bash script as the container runs it: compose's $$ -> $, 8000 -> port."""
     script = compose["services"]["dynamodb"]["healthcheck"]["test"][3]
-    return script.replace("$$", "$").replace("/8000", f"/{port}")
+    return str(script).replace("$$", "$").replace("/8000", f"/{port}")
 
 
 def test_compose__dynamodb_healthcheck__uses_only_bash_builtins(compose: dict[str, Any]) -> None:

@@ -142,7 +142,7 @@ def test_atomic__16_concurrent_registrations_of_one_email__exactly_one_winner_no
     start = threading.Barrier(THREADS)
 
     def register(i: int) -> None:
-        own = lab.new_client()
+        own: Any = lab.new_client()
         guard = {"ConditionExpression": "attribute_not_exists(PK)"}
         start.wait()
         try:
@@ -209,7 +209,7 @@ def test_atomic__cancelled_transaction__reports_reasons_in_request_order_and_wri
     lab: Connection,
 ) -> None:
     """A failed condition cancels the whole transaction, with one reason per action."""
-    client = lab.client
+    client: Any = lab.client
     client.put_item(TableName=lab.table_name, Item={**_key("TAKEN"), "who": {"S": "ada"}})
     guard = {"ConditionExpression": "attribute_not_exists(PK)"}
     with pytest.raises(ClientError) as caught:
@@ -226,7 +226,7 @@ def test_atomic__cancelled_transaction__reports_reasons_in_request_order_and_wri
                 },
             ]
         )
-    reasons = caught.value.response["CancellationReasons"]
+    reasons: Any = caught.value.response["CancellationReasons"]
     assert [r["Code"] for r in reasons] == ["None", "ConditionalCheckFailed"]
     assert reasons[1]["Item"]["who"] == {"S": "ada"}
     assert _count(lab) == 1
@@ -540,7 +540,7 @@ def test_validation__unused_value_inside_a_transaction_action__rejects_the_trans
 @pytest.mark.parametrize("n_items", [0, C.MAX_TRANSACT_ITEMS + 1])
 def test_validation__transaction_with_no_or_too_many_items__validation_exception(lab: Connection, n_items: int) -> None:
     """0 or 101 actions: ValidationException (botocore's own check switched off to reach us)."""
-    client = lab.new_client(parameter_validation=False)
+    client: Any = lab.new_client(parameter_validation=False)
     items = [{"Put": {"TableName": lab.table_name, "Item": _key(f"I{i}")}} for i in range(n_items)]
     with pytest.raises(ClientError) as caught:
         client.transact_write_items(TransactItems=items)

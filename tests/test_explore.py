@@ -332,13 +332,17 @@ def test_explore__dpor__covers_every_class_exhaustive_search_finds(tconn: Connec
     actors = {"A": rmw, "B": rmw, "C": auditor}
     seen: dict[str, list[Any]] = {"exhaustive": [], "dpor": []}
     for strategy, classes in seen.items():
+
+        def record(res: Any, classes: list[Any] = classes) -> None:
+            classes.append(trace_class(res))
+
         result = explore(
             actors,
             conn=tconn,
             setup=reset(tconn),
             strategy=strategy,
             budget=100,
-            invariant=lambda res, classes=classes: classes.append(trace_class(res)),
+            invariant=record,
         )
         assert result.passed and result.orders == 90
     assert len(seen["exhaustive"]) == 90

@@ -35,7 +35,7 @@ KEY = {"PK": {"S": "COUNTER"}, "SK": {"S": "C"}}
 
 def bars(fig: Figure) -> list[Rectangle]:
     ax = fig.axes[0]
-    return [p for c in ax.containers for p in c]  # type: ignore[attr-defined]
+    return [p for c in ax.containers for p in c]
 
 
 def rmw_race(tconn: Connection, order: str) -> Interleaving:
@@ -122,7 +122,7 @@ def test_sweep_plot__sweep_frame__one_point_per_thread_count_and_throughput_axis
     fig = sweep_plot(df)
     assert len(fig.axes) == 2
     line = fig.axes[0].lines[0]
-    assert list(line.get_xdata()) == [1, 2, 4, 8] and list(line.get_ydata()) == [0, 3, 9, 20]
+    assert list(np.asarray(line.get_xdata())) == [1, 2, 4, 8] and list(np.asarray(line.get_ydata())) == [0, 3, 9, 20]
     assert len(sweep_plot(df, throughput=False).axes) == 1
 
 
@@ -145,7 +145,7 @@ def test_outcome_heatmap__six_orders__grid_of_six_rows_and_anomalies_counted() -
     fig = outcome_heatmap(outcome_table())
     ax = fig.axes[0]
     image = ax.images[0].get_array()
-    assert image.shape[:2] == (6, 2)
+    assert image is not None and image.shape[:2] == (6, 2)
     assert [t.get_text() for t in ax.get_yticklabels()][1] == "A B A B"
     assert len(ax.texts) == 12
     assert ax.get_title(loc="left") == "4 of 6 orders show an anomaly"
@@ -155,7 +155,7 @@ def test_outcome_heatmap__bad_values__mark_those_cells() -> None:
     """bad={"final": 1} turns the final column into a verdict too."""
     fig = outcome_heatmap(outcome_table(), ["final"], bad={"final": 1})
     image = fig.axes[0].images[0].get_array()
-    assert image.shape[:2] == (6, 1)
+    assert image is not None and image.shape[:2] == (6, 1)
     assert fig.axes[0].get_title(loc="left") == "4 of 6 orders show an anomaly"
 
 

@@ -180,7 +180,7 @@ def test_plugin__backend_url__connects_to_that_endpoint(inner: pytest.Pytester, 
             assert labkit_conn.endpoint_url == "{conn.endpoint_url}"
     '''
     )
-    run(inner, "--labkit-backend", conn.endpoint_url + "/").assert_outcomes(passed=1)
+    run(inner, "--labkit-backend", f"{conn.endpoint_url}/").assert_outcomes(passed=1)
 
 
 @pytest.mark.parametrize("value", ["nope", "ftp://x", "http://"])

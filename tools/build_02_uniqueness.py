@@ -70,7 +70,7 @@ CELLS = [
 
     import labkit
     from labkit import uniqueness as uniq
-    from labkit.errors import IdempotencyMismatch, LookAlikeValue, StaleAccount, TransactionConflict, ValueTaken
+    from labkit.errors import IdempotencyMismatch, LookAlikeValue, StaleAccount, ValueTaken
     from labkit.lab import setup_lab
     from labkit.plots import timeline
     from labkit.races import all_interleavings, run_interleaving, stress
