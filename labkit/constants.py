@@ -42,6 +42,18 @@ MAX_CLIENT_REQUEST_TOKEN_LENGTH: Final = 36
 MAX_PARTITION_KEY_BYTES: Final = 2048
 MAX_SORT_KEY_BYTES: Final = 1024
 
+#: Per-partition throughput DynamoDB documents, in read and write units per second
+#: (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html),
+#: and how many seconds of unused provisioned capacity it keeps for bursts (best effort; bursts
+#: cannot lift the per-partition limits).
+PARTITION_READ_UNITS_PER_SECOND: Final = 3000
+PARTITION_WRITE_UNITS_PER_SECOND: Final = 1000
+BURST_SECONDS: Final = 300
+#: Sharded counter keys: shard i of counter <name> is PK="COUNTER#<name>#<i>", SK="SHARD", with the
+#: count in attribute "n". One partition key per shard: the writes spread over N partitions.
+COUNTER_PREFIX: Final = "COUNTER#"
+COUNTER_SK: Final = "SHARD"
+
 #: The lab table the notebooks use unless told otherwise.
 DEFAULT_TABLE_NAME: Final = "labkit-lab"
 #: Every table labkit creates carries this prefix; on real AWS labkit touches no other table.
@@ -86,17 +98,3 @@ MAX_REQUEST_BODY_BYTES: Final = 16 * 1024 * 1024
 #: Seconds the embedded endpoint waits for the rest of a half-sent body, and keeps an idle connection.
 REQUEST_BODY_TIMEOUT_SECONDS: Final = 30.0
 IDLE_KEEP_ALIVE_SECONDS: Final = 30.0
-
-# --- Hot keys and costs (labkit/throughput.py, labkit/counter.py) ----------------------------------
-#: Per-partition throughput DynamoDB documents, in read and write units per second
-#: (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html).
-PARTITION_READ_UNITS_PER_SECOND: Final = 3000
-PARTITION_WRITE_UNITS_PER_SECOND: Final = 1000
-#: Unused provisioned capacity DynamoDB keeps for bursts: up to 300 seconds' worth
-#: (best effort; it cannot lift the per-partition limits above).
-BURST_SECONDS: Final = 300
-
-#: Sharded counter keys: shard i of counter <name> is PK="COUNTER#<name>#<i>", SK="SHARD",
-#: with the count in attribute "n". One partition key per shard: the writes spread over N partitions.
-COUNTER_PREFIX: Final = "COUNTER#"
-COUNTER_SK: Final = "SHARD"
