@@ -280,6 +280,8 @@ def test_explore__actor_exceeds_max_calls__race_error_says_raise_max_calls(tconn
         ({"invariant": "n == 3"}, "invariant is str; pass a function of one Interleaving"),
         ({"calls": {"A": 2}}, r"calls must give a count for exactly the actors; missing \['B'\]"),
         ({"actors": {"A": print}}, "explore needs at least two actors"),
+        ({"actors": {"A": print, "B B": print}}, "actor name 'B B' must be a non-empty string without spaces"),
+        ({"actors": {"A": print, "B": 3}}, "actor 'B' is int, not a callable taking one DynamoDB client"),
     ],
 )
 def test_explore__bad_arguments__raise_validation_error_before_any_run(

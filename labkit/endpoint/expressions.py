@@ -263,21 +263,14 @@ def update_placeholders(text: str) -> Parsed:
 def check_placeholders(
     label: str, parsed: Parsed, names: Mapping[str, Any] | None, values: Mapping[str, Any] | None
 ) -> None:
-    """Every placeholder ``parsed`` uses must be defined."""
-    for name in sorted(parsed.names):
-        if names is None or name not in names:
-            raise ClientFault(
-                "ValidationException",
-                f"Invalid {label}: An expression attribute name used in the document path is not defined; "
-                f"attribute name: {name}",
-            )
-    for value in sorted(parsed.values):
-        if values is None or value not in values:
-            raise ClientFault(
-                "ValidationException",
-                f"Invalid {label}: An expression attribute value used in expression is not defined; "
-                f"attribute value: {value}",
-            )
+    """Every placeholder ``parsed`` uses must be defined (names first, then values)."""
+    for used, defined, problem in (
+        (parsed.names, names, "An expression attribute name used in the document path is not defined; attribute name"),
+        (parsed.values, values, "An expression attribute value used in expression is not defined; attribute value"),
+    ):
+        for placeholder in sorted(used):
+            if defined is None or placeholder not in defined:
+                raise ClientFault("ValidationException", f"Invalid {label}: {problem}: {placeholder}")
 
 
 def unused(given: Iterable[str], used: set[str]) -> list[str]:

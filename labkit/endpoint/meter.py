@@ -118,30 +118,33 @@ def index_writes(schema: TableSchema, before: WireItem | None, after: WireItem |
     return uses
 
 
-def _uses(
-    operation: str,
-    params: Mapping[str, Any],
+def _scan_uses(
+    consistent: bool,
+    scanned: Sequence[tuple[str, str | None, Sequence[WireItem]]],
+    schemas: Mapping[str, TableSchema],
+) -> Iterable[Use]:
+    """A Query's or Scan's units: one total per table or index, plus who was read per partition."""
+    for table, index_name, items in scanned:
+        schema = schemas.get(table)
+        index = schema.index(index_name) if schema is not None and index_name else None
+        by_pk: dict[str, list[int]] = {}
+        for item in items:
+            pk = canonical(item[schema.hash_key]) if schema is not None and schema.hash_key in item else ""
+            by_pk.setdefault(pk, []).append(item_size(item))
+        total = total_read_units([s for sizes in by_pk.values() for s in sizes], consistent=consistent)
+        yield Use(table, index_name, index is not None and index.local, read=total)
+        for pk, sizes in by_pk.items():  # zero-cost markers: who was read, for the partition view
+            yield Use(table, "", read=total_read_units(sizes, consistent=consistent), pk=pk)
+
+
+def _item_uses(
     plan: Plan,
     before: Sequence[WireItem | None],
     after: Sequence[WireItem | None],
     gets: Sequence[WireItem | None],
-    scanned: Sequence[tuple[str, str | None, Sequence[WireItem]]],
     schemas: Mapping[str, TableSchema],
 ) -> Iterable[Use]:
-    if operation in ("Query", "Scan"):
-        consistent = bool(params.get("ConsistentRead"))
-        for table, index_name, items in scanned:
-            schema = schemas.get(table)
-            index = schema.index(index_name) if schema is not None and index_name else None
-            by_pk: dict[str, list[int]] = {}
-            for item in items:
-                pk = canonical(item[schema.hash_key]) if schema is not None and schema.hash_key in item else ""
-                by_pk.setdefault(pk, []).append(item_size(item))
-            total = total_read_units([s for sizes in by_pk.values() for s in sizes], consistent=consistent)
-            yield Use(table, index_name, index is not None and index.local, read=total)
-            for pk, sizes in by_pk.items():  # zero-cost markers: who was read, for the partition view
-                yield Use(table, "", read=total_read_units(sizes, consistent=consistent), pk=pk)
-        return
+    """The units of reads and writes of single items (and the index writes they cause)."""
     got: WireItem | None
     for (table, _key, strong, transactional), got, (_, pk) in zip(plan.gets, gets, plan.reads, strict=False):
         units = read_units(item_size(got), consistent=strong)
@@ -168,7 +171,10 @@ def meter(
     schemas: Mapping[str, TableSchema],
 ) -> Metered:
     """DynamoDB's ConsumedCapacity for a successful request, and the units per partition."""
-    uses = list(_uses(operation, params, plan, before, after, gets, scanned, schemas))
+    if operation in ("Query", "Scan"):
+        uses = list(_scan_uses(bool(params.get("ConsistentRead")), scanned, schemas))
+    else:
+        uses = list(_item_uses(plan, before, after, gets, schemas))
     partitions: dict[tuple[str, str], tuple[float, float]] = {}
     for use in uses:
         if use.pk is not None and (use.index is None or use.index == ""):

@@ -28,7 +28,9 @@ from .. import Connection, connect
 from ..errors import ValidationError
 from ..table import delete_table, ensure_table
 from . import change_email, raise_limit, unique_sign_up
-from ._engine import Runner, Stop, signature_problem
+from ._calls import Stop
+from ._engine import Runner
+from ._guards import signature_problem
 from ._verdict import Finding, Verdict
 
 #: Seconds one run of the solution (alone, or one forced order) may take before it is a timeout.

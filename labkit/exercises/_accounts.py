@@ -7,7 +7,7 @@ from typing import Any
 from ..invariants import check_uniqueness
 from ..table import table_spec
 from ..uniqueness import DEFAULT_FIELDS, account_key, marker_item, marker_key
-from ._engine import Call, Outcome
+from ._calls import Broke, Call, Outcome
 
 # Keys as labkit.uniqueness builds them (derived, so they cannot drift from the lesson's).
 EMAIL_NAMESPACE = DEFAULT_FIELDS["email"]
@@ -140,3 +140,17 @@ def mistake(calls: list[Call], invariant: str) -> tuple[str, str]:
 
 def calls_of(outs: dict[str, Outcome]) -> list[Call]:
     return [c for o in outs.values() for c in o.calls]
+
+
+def diagnose(broke: Broke) -> tuple[str, str, str]:
+    """(invariant, kind, words) for an order that broke uniqueness: the invariant the table shows
+    broken ("duplicate" when it shows none) and the classic mistake that explains it."""
+    lost = broken(broke.items)
+    invariant = lost[0] if lost else "duplicate"
+    kind, words = mistake(calls_of(broke.outcomes), invariant)
+    return invariant, kind, words
+
+
+def storm_mistake(calls: list[Call], problem: str) -> tuple[str, str]:
+    """(kind, sentence) for a storm that broke uniqueness: an orphan marker, or several owners."""
+    return mistake(calls, "orphan_marker" if "orphan" in problem else "several_owners")

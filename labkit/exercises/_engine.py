@@ -1,161 +1,42 @@
-"""The checker's machinery: a throw-away table, the learner's function as actors, and guards.
+"""The checker's runner: a throw-away table, the learner's function as actors, timeouts.
 
 Every check gets its own table ``labkit-ex-<name>-<random>`` (deleted afterwards), so a solution
 that deletes its table or writes rubbish cannot spoil the next check. The learner's function runs
 as race-lab actors (:func:`labkit.races.run_interleaving`, :func:`labkit.races.all_interleavings`,
 :func:`labkit.races.stress`); every DynamoDB call it makes is also recorded with its parameters
 (``before-parameter-build``), which is what lets an exercise say *which* classic mistake it saw.
+The records live in :mod:`._calls`, the rules each run must keep in :mod:`._guards`.
 """
 
 from __future__ import annotations
 
 import copy
 import ctypes
-import inspect
 import math
 import threading
-import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.types import TypeSerializer
 from botocore.exceptions import ClientError
 
 from .. import Connection
-from ..errors import RaceError, ValidationError
+from ..errors import RaceError
 from ..invariants import scan_rows
 from ..races import Interleaving, all_interleavings, run_interleaving, stress
 from ..table import reset_table
-from ._verdict import NOT_SOLVED, Finding
+from ._calls import Broke, Call, Explain, Item, Judge, Outcome, Stop, call_text, person, typed
+from ._guards import check_calls, check_raised
+from ._verdict import Finding
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-#: Who the actors are, in the checker's sentences.
-PEOPLE: Mapping[str, str] = {"A": "Ada", "B": "Bob", "C": "Cy"}
-#: Operations that change items (everything else that is not a read is refused outright).
-WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"})
-READS = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems", "DescribeTable"})
 #: The most orders one race may take (stops a solution with dozens of calls from taking minutes).
 MAX_ORDERS = 200
-
-Item = dict[str, Any]
-_serializer = TypeSerializer()
-
-
-class Stop(Exception):
-    """Ends a check with one finding (internal)."""
-
-    def __init__(self, finding: Finding) -> None:
-        super().__init__(finding.message)
-        self.finding = finding
 
 
 class _Killed(BaseException):
     """Injected into a learner's thread that outlived its timeout, so it stops burning a core."""
-
-
-@dataclass(frozen=True)
-class Call:
-    """One DynamoDB call the solution made: who, which operation, the parameters it passed."""
-
-    actor: str
-    operation: str
-    params: Mapping[str, Any]
-
-    @property
-    def is_write(self) -> bool:
-        return self.operation in WRITES
-
-    def actions(self) -> list[tuple[str, Mapping[str, Any]]]:
-        """(action, body) of each write: ("Put", {...}) for a PutItem or each transaction action."""
-        op, p = self.operation, self.params
-        if op == "TransactWriteItems":
-            return [next(iter(a.items())) for a in p.get("TransactItems", []) if isinstance(a, Mapping)]
-        if op in ("PutItem", "UpdateItem", "DeleteItem"):
-            return [(op.removesuffix("Item"), p)]
-        return []
-
-    @property
-    def conditional(self) -> bool:
-        """Every write action of this call carries a ConditionExpression."""
-        acts = self.actions()
-        return bool(acts) and all("ConditionExpression" in body for _, body in acts)
-
-
-@dataclass
-class Outcome:
-    """One run of the solution: what it returned or raised, and the calls it made."""
-
-    actor: str
-    args: tuple[Any, ...]
-    value: Any = None
-    exc: Exception | None = None
-    calls: list[Call] = field(default_factory=list)
-    turns: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return self.exc is None
-
-
-def person(actor: str) -> str:
-    if actor in PEOPLE:
-        return PEOPLE[actor]
-    return f"worker {actor.removeprefix('w')}" if actor.startswith("w") else actor
-
-
-def last_line(exc: BaseException) -> str:
-    """The last line of the exception's traceback (``ZeroDivisionError: division by zero``)."""
-    return traceback.format_exception_only(type(exc), exc)[-1].strip()
-
-
-def _s(av: Any) -> str:
-    if isinstance(av, Mapping) and len(av) == 1:
-        return str(next(iter(av.values())))
-    return str(av)
-
-
-def typed(item: Mapping[str, Any]) -> dict[str, Any]:
-    """Plain Python values -> DynamoDB's typed JSON."""
-    return {k: _serializer.serialize(v) for k, v in item.items()}
-
-
-def signature_problem(solution: Any, expected: str, sample: Sequence[Any]) -> Finding | None:
-    """None when ``solution(client, table_name, *sample)`` binds; else a wrong-signature finding."""
-    if not callable(solution):
-        return Finding(
-            "wrong-signature",
-            f"the solution is a {type(solution).__name__}, not a function; define `def solution{expected}:`",
-        )
-    try:
-        sig = inspect.signature(solution)
-    except (TypeError, ValueError):
-        return None
-    try:
-        sig.bind(object(), "table", *sample)
-    except TypeError as exc:
-        name = getattr(solution, "__name__", "solution")
-        return Finding(
-            "wrong-signature",
-            f"the checker calls solution{expected}, but yours is {name}{sig} ({exc}); change its parameters to match",
-        )
-    return None
-
-
-@dataclass
-class Broke:
-    """A forced order that broke an invariant: the run, the outcomes, the table afterwards."""
-
-    res: Interleaving
-    outcomes: dict[str, Outcome]
-    items: list[Item]
-    problem: str
-
-
-Judge = Callable[[dict[str, Outcome], list[Item]], str | None]
-Explain = Callable[[Broke], Finding]
 
 
 class Runner:
@@ -276,82 +157,13 @@ class Runner:
                 ) from None
             raise
 
-    # ------------------------------------------------------------ guards
-
     def guard(self, calls: Sequence[Call], res: Interleaving | None = None) -> None:
-        """No DeleteTable, no other table, no key outside the exercise's keys."""
-        order = res.label if res is not None else None
-        for call in calls:
-            who = person(call.actor)
-            if call.operation == "DeleteTable":
-                raise Stop(
-                    Finding(
-                        "deleted-table",
-                        f"{who}'s call DeleteTable deleted the table; a solution only ever touches its own items",
-                        order,
-                        res,
-                    )
-                )
-            if call.operation not in WRITES | READS:
-                raise Stop(
-                    Finding(
-                        "outside-keys",
-                        f"{who} called {call.operation}, which this exercise never needs; touch only {self.keys_hint}",
-                        order,
-                        res,
-                    )
-                )
-            for table in _tables(call):
-                if table != self.table:
-                    raise Stop(
-                        Finding(
-                            "outside-keys",
-                            f"{who}'s {call.operation} wrote to table {table!r}, not the table it was given",
-                            order,
-                            res,
-                        )
-                    )
-            for pk, sk in _write_keys(call):
-                if not self.allowed(pk, sk):
-                    raise Stop(
-                        Finding(
-                            "outside-keys",
-                            f"{who}'s {call.operation} wrote "
-                            f"PK={pk!r}, SK={sk!r}, outside this exercise's keys: "
-                            f"touch only {self.keys_hint}",
-                            order,
-                            res,
-                        )
-                    )
+        """No DeleteTable, no other table, no key outside the exercise's keys (see :func:`check_calls`)."""
+        check_calls(calls, table=self.table, allowed=self.allowed, keys_hint=self.keys_hint, res=res)
 
     def check_raised(self, out: Outcome, res: Interleaving | None = None) -> None:
         """A stub is 'not solved yet'; an error that is not documented fails with its last line."""
-        exc = out.exc
-        if exc is None or isinstance(exc, self.documented):
-            return
-        if isinstance(exc, NotImplementedError):
-            raise Stop(
-                Finding(
-                    NOT_SOLVED,
-                    "not solved yet: the solution still raises "
-                    "NotImplementedError. Replace `raise NotImplementedError` with your "
-                    "code, then run the check again",
-                )
-            )
-        allowed = " or ".join(e.__name__ for e in self.documented)
-        rule = (
-            f"the only errors this exercise may raise are {allowed}"
-            if allowed
-            else "this exercise's function must not raise"
-        )
-        raise Stop(
-            Finding(
-                "error",
-                f"{person(out.actor)}'s call {_call_text(out.args)} raised {last_line(exc)} — {rule}",
-                res.label if res is not None else None,
-                res,
-            )
-        )
+        check_raised(out, self.documented, res)
 
     # ------------------------------------------------------------ runs
 
@@ -362,7 +174,7 @@ class Runner:
             res = run_interleaving({actor: self.actor(actor, args)}, [], conn=self.conn, timeout=self.timeout)
         except RaceError as exc:
             raise self._timed_out(
-                f"{person(actor)}'s call {_call_text(args)}",
+                f"{person(actor)}'s call {call_text(args)}",
                 f" (running alone: {exc})" if "timed out" not in str(exc) else "",
             ) from None
         self.solos += 1
@@ -375,7 +187,7 @@ class Runner:
             raise Stop(
                 Finding(
                     "wrong-client",
-                    f"{person(actor)}'s call {_call_text(args)} returned but made no DynamoDB call with "
+                    f"{person(actor)}'s call {call_text(args)} returned but made no DynamoDB call with "
                     "the client it was given. Use the `client` and `table_name` parameters (not "
                     "conn.client or a new boto3 client): the checker gives each concurrent caller its "
                     "own client, which is how it forces the orders",
@@ -511,52 +323,4 @@ class Runner:
         return ", ".join(words)
 
 
-def _call_text(args: tuple[Any, ...]) -> str:
-    return "solution(client, table_name, " + ", ".join(repr(a) for a in args) + ")"
-
-
-def _tables(call: Call) -> list[str]:
-    p = call.params
-    if call.operation == "TransactWriteItems":
-        return [str(body.get("TableName")) for _, body in call.actions()]
-    if call.operation == "BatchWriteItem":
-        return [str(t) for t in (p.get("RequestItems") or {})]
-    if call.is_write:
-        return [str(p.get("TableName"))]
-    return []
-
-
-def _write_keys(call: Call) -> list[tuple[str, str]]:
-    keys: list[Mapping[str, Any]] = []
-    for _, body in call.actions():
-        found = body.get("Key") or body.get("Item")
-        if isinstance(found, Mapping):
-            keys.append(found)
-    if call.operation == "BatchWriteItem":
-        for requests in (call.params.get("RequestItems") or {}).values():
-            for r in requests:
-                for body in r.values():
-                    found = body.get("Key") or body.get("Item")
-                    if isinstance(found, Mapping):
-                        keys.append(found)
-    return [(_s(k.get("PK")), _s(k.get("SK"))) for k in keys]
-
-
-def uses(calls: Sequence[Call], operation: str, **has: Any) -> bool:
-    """Whether any call is ``operation`` (and has the given parameters, if any)."""
-    return any(c.operation == operation and all(c.params.get(k) == v for k, v in has.items()) for c in calls)
-
-
-__all__ = [
-    "Broke",
-    "Call",
-    "Outcome",
-    "Runner",
-    "Stop",
-    "ValidationError",
-    "last_line",
-    "person",
-    "signature_problem",
-    "typed",
-    "uses",
-]
+__all__ = ["MAX_ORDERS", "Runner"]

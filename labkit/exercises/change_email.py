@@ -7,7 +7,8 @@ from typing import Any
 from ..errors import ValidationError, ValueTaken
 from ..uniqueness import marker_key
 from . import _accounts as acc
-from ._engine import Broke, Call, Outcome, Runner, Stop, person
+from ._calls import Broke, Outcome, Stop, person
+from ._engine import Runner
 from ._verdict import Finding
 
 NAME = "change-email"
@@ -44,10 +45,8 @@ def _old_marker_kept(items: list[dict[str, Any]], email: str) -> bool:
 
 
 def _explain(broke: Broke) -> Finding:
-    lost = acc.broken(broke.items)
-    invariant = lost[0] if lost else "duplicate"
+    invariant, kind, words = acc.diagnose(broke)
     calls = acc.calls_of(broke.outcomes)
-    kind, words = acc.mistake(calls, invariant)
     if (
         kind == "wrong-result"
         and invariant == "orphan_marker"
@@ -62,11 +61,6 @@ def _explain(broke: Broke) -> Finding:
             ),
         )
     return Finding(kind, f"{broke.problem}: {words}", broke.res.label, broke.res)
-
-
-def _storm_mistake(calls: list[Call], problem: str) -> tuple[str, str]:
-    invariant = "orphan_marker" if "orphan" in problem else "several_owners"
-    return acc.mistake(calls, invariant)
 
 
 def _judge(expect_one_winner: bool) -> Any:
@@ -181,5 +175,5 @@ def script(run: Runner) -> None:
         storm_judge,
         threads=4,
         ops=3,
-        explain=_storm_mistake,
+        explain=acc.storm_mistake,
     )

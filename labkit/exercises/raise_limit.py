@@ -7,7 +7,8 @@ from typing import Any
 
 from ..constants import FLAGS_SK_V1, SETTINGS_PK
 from ..invariants import lost_updates
-from ._engine import Broke, Call, Outcome, Runner, Stop, person
+from ._calls import Broke, Call, Outcome, Stop, person
+from ._engine import Runner
 from ._verdict import Finding
 
 NAME = "raise-limit"

@@ -6,7 +6,8 @@ from typing import Any
 
 from ..errors import ValidationError, ValueTaken
 from . import _accounts as acc
-from ._engine import Broke, Outcome, Runner, Stop, person
+from ._calls import Broke, Outcome, Stop, person
+from ._engine import Runner
 from ._verdict import Finding
 
 NAME = "unique-sign-up"
@@ -34,9 +35,7 @@ HINTS = (
 
 
 def _explain_invariant(broke: Broke) -> Finding:
-    kind_words = acc.broken(broke.items)
-    invariant = kind_words[0] if kind_words else "duplicate"
-    kind, words = acc.mistake(acc.calls_of(broke.outcomes), invariant)
+    _, kind, words = acc.diagnose(broke)
     return Finding(kind, f"{broke.problem}: {words}", broke.res.label, broke.res)
 
 
@@ -176,5 +175,5 @@ def script(run: Runner) -> None:
         storm_judge,
         threads=4,
         ops=3,
-        explain=lambda calls, problem: acc.mistake(calls, "orphan_marker" if "orphan" in problem else "several_owners"),
+        explain=acc.storm_mistake,
     )

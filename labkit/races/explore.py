@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import RaceError, ValidationError
 from .calls import READS, Call, _nondeterministic, _trace, conflicts
 from .interleave import Interleaving, run_interleaving
+from .interleave import _check_actors as _check_named_actors
 from .orders import count_calls
 from .search import _dpor, _exhaustive, _pct, count_orders
 
@@ -182,11 +183,7 @@ class _Runner:
 def _check_actors(actors: Mapping[str, Actor]) -> None:
     if not isinstance(actors, Mapping) or len(actors) < 2:
         raise ValidationError("explore needs at least two actors, e.g. {'A': fn_a, 'B': fn_b}")
-    for name, fn in actors.items():
-        if not isinstance(name, str) or not name or any(ch.isspace() for ch in name):
-            raise ValidationError(f"actor name {name!r} must be a non-empty string without spaces")
-        if not callable(fn):
-            raise ValidationError(f"actor {name!r} is {type(fn).__name__}, not a callable taking one DynamoDB client")
+    _check_named_actors(actors)  # names and callables: the same rules as run_interleaving's
 
 
 def _check_int(name: str, value: Any, least: int) -> None:
