@@ -42,7 +42,9 @@ class ConditionalIncrement:
     def __call__(self, client: Any, worker: int, seq: int) -> int:
         n = read(client, self.table)
         client.update_item(
-            TableName=self.table, Key=KEY, UpdateExpression="SET n = :new",
+            TableName=self.table,
+            Key=KEY,
+            UpdateExpression="SET n = :new",
             ConditionExpression="n = :old",
             ExpressionAttributeValues={":new": {"N": str(n + 1)}, ":old": {"N": str(n)}},
         )
@@ -58,9 +60,7 @@ def blind_increment(table: str) -> Any:
     return op
 
 
-def run(
-    conn: labkit.Connection, op: Any, threads: int, ops: int, processes: bool = False
-) -> dict[str, Any]:
+def run(conn: labkit.Connection, op: Any, threads: int, ops: int, processes: bool = False) -> dict[str, Any]:
     table = conn.table_name
     conn.client.put_item(TableName=table, Item={**KEY, "n": {"N": "0"}})
     began = time.perf_counter()
@@ -70,9 +70,15 @@ def run(
     final = read(conn.client, table)
     window = float(df["end"].max() - df["start"].min())  # from the barrier to the last op
     return {
-        "window": window, "window_throughput": len(df) / window,
-        "threads": threads, "ops": len(df), "elapsed": elapsed, "throughput": len(df) / elapsed,
-        "successes": successes, "final": final, "calls": int(df["calls"].sum()),
+        "window": window,
+        "window_throughput": len(df) / window,
+        "threads": threads,
+        "ops": len(df),
+        "elapsed": elapsed,
+        "throughput": len(df) / elapsed,
+        "successes": successes,
+        "final": final,
+        "calls": int(df["calls"].sum()),
         "lost": lost_updates(successes, final) if final <= successes else -1,
     }
 
@@ -90,8 +96,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--ops", type=int, default=50, help="operations per thread")
     parser.add_argument("--backend", default="embedded")
-    parser.add_argument("--processes", action="store_true",
-                        help="also run the concurrent conditional increments as spawned processes")
+    parser.add_argument(
+        "--processes", action="store_true", help="also run the concurrent conditional increments as spawned processes"
+    )
     args = parser.parse_args()
 
     conn = labkit.connect(args.backend, table_name="labkit-bench-stress")
@@ -112,8 +119,10 @@ def main() -> None:
         blind = run(conn, blind_increment(conn.table_name), args.threads, args.ops)
         show("blind read-modify-write, concurrent", blind)
         print(f"throughput ratio concurrent/single: {many['throughput'] / single['throughput']:.2f}")
-        print(f"conditional: {many['ops'] - many['successes']} of {many['ops']} attempts lost the "
-              f"race and changed nothing; blind: {blind['lost']} updates silently lost")
+        print(
+            f"conditional: {many['ops'] - many['successes']} of {many['ops']} attempts lost the "
+            f"race and changed nothing; blind: {blind['lost']} updates silently lost"
+        )
     finally:
         labkit.delete_table(conn)
 

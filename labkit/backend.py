@@ -140,8 +140,11 @@ def connect(
         if shared_url:
             conn = Connection("embedded", shared_url.rstrip("/"), C.LOCAL_REGION, table)
             if probe:
-                _probe(conn, f"the `labkit lab`/`labkit serve` that set {ENV_EMBEDDED_URL} has stopped; "
-                       f"restart it, or unset {ENV_EMBEDDED_URL} to start one in this process")
+                _probe(
+                    conn,
+                    f"the `labkit lab`/`labkit serve` that set {ENV_EMBEDDED_URL} has stopped; "
+                    f"restart it, or unset {ENV_EMBEDDED_URL} to start one in this process",
+                )
             return conn
         from .endpoint import shared_endpoint
 
@@ -150,8 +153,10 @@ def connect(
         local_url = os.environ.get(ENV_LOCAL_URL, C.DYNAMODB_LOCAL_URL)
         conn = Connection("local", local_url, region or C.LOCAL_REGION, table)
         if probe:
-            _probe(conn, "start it with `docker compose up -d dynamodb`, "
-                   f"or use the embedded backend (unset {ENV_BACKEND})")
+            _probe(
+                conn,
+                f"start it with `docker compose up -d dynamodb`, or use the embedded backend (unset {ENV_BACKEND})",
+            )
         return conn
     if name == "aws":
         return _connect_aws(table, region)
@@ -173,8 +178,10 @@ def _connect_aws(table: str, region: str | None) -> Connection:
         with map_errors("loading AWS credentials"):
             creds = session.get_credentials()
     except LabkitError as exc:
-        raise ConfigurationError(f"backend 'aws': could not load AWS credentials ({type(exc.__cause__).__name__}); "
-                                 "configure them with `aws configure` or AWS_PROFILE") from None
+        raise ConfigurationError(
+            f"backend 'aws': could not load AWS credentials ({type(exc.__cause__).__name__}); "
+            "configure them with `aws configure` or AWS_PROFILE"
+        ) from None
     if creds is None:
         raise ConfigurationError(
             "backend 'aws' found no AWS credentials; configure them with `aws configure`, "

@@ -61,8 +61,7 @@ def _notebook_dir(explicit: str | None) -> Path:
             path = Path(__file__).resolve().parent.parent / "notebooks"
     if not path.is_dir():
         raise LabkitError(
-            f"no notebooks folder at {path}; run `labkit lab` from the labkit checkout, "
-            "or pass --notebooks PATH"
+            f"no notebooks folder at {path}; run `labkit lab` from the labkit checkout, or pass --notebooks PATH"
         )
     return path
 
@@ -81,8 +80,13 @@ def _lab(args: argparse.Namespace) -> int:
         env[ENV_EMBEDDED_URL] = endpoint.url
         print(f"labkit: embedded DynamoDB endpoint on {endpoint.url}; the notebooks' kernels share it", flush=True)
     try:
-        status = run_lab(notebooks, args.jupyter_args, env=env, endpoint_url=endpoint.url if endpoint else None,
-                         open_browser=not args.no_browser)
+        status = run_lab(
+            notebooks,
+            args.jupyter_args,
+            env=env,
+            endpoint_url=endpoint.url if endpoint else None,
+            open_browser=not args.no_browser,
+        )
     finally:
         if endpoint is not None:
             endpoint.stop()

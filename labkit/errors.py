@@ -294,6 +294,7 @@ def cancellation_reasons(exc: BaseException) -> list[dict[str, Any]]:
         return []
     return [{"Code": code.strip()} for code in match.group(1).split(",")]
 
+
 __all__ = [
     "BackendUnavailable",
     "ConfigurationError",

@@ -139,8 +139,14 @@ def jupyter_command(
     """The command that starts JupyterLab, and the notes (one line each) on what labkit added on its own."""
     extra = [arg for arg in extra if arg != "--"]
     names = {arg.split("=")[0] for arg in extra}
-    command = [python or sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={notebooks}",
-               "--ServerApp.open_browser=False", f"--LabApp.app_settings_dir={SETTINGS_DIR}"]
+    command = [
+        python or sys.executable,
+        "-m",
+        "jupyterlab",
+        f"--ServerApp.root_dir={notebooks}",
+        "--ServerApp.open_browser=False",
+        f"--LabApp.app_settings_dir={SETTINGS_DIR}",
+    ]
     if not names & set(_IP_OPTIONS):  # loopback unless the caller chose an address (docker compose does)
         command.append("--ServerApp.ip=127.0.0.1")
     if not names & set(_LOG_OPTIONS):  # JupyterLab's start-up chatter hides the one line that matters
@@ -174,8 +180,9 @@ def _answers(url: str, token: str) -> bool:
         return False
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], env: dict[str, str], stop: threading.Event,
-                timeout: float) -> tuple[str, str] | None:
+def _wait_ready(
+    proc: subprocess.Popen[bytes], env: dict[str, str], stop: threading.Event, timeout: float
+) -> tuple[str, str] | None:
     """(base URL, token) once JupyterLab answers /api/status; None if it exited or we were asked to stop."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None and not stop.is_set():
@@ -206,8 +213,9 @@ def _display_url(base: str, token: str, notebooks: Path) -> str:
     return f"{base}{path}?token={token}"
 
 
-def run_lab(notebooks: Path, extra: Sequence[str], *, env: dict[str, str], endpoint_url: str | None,
-            open_browser: bool) -> int:
+def run_lab(
+    notebooks: Path, extra: Sequence[str], *, env: dict[str, str], endpoint_url: str | None, open_browser: bool
+) -> int:
     """Start JupyterLab, print where to go, and wait until it or we are stopped. Returns its exit status."""
     require_jupyterlab()
     command, notes = jupyter_command(notebooks, extra)
@@ -240,8 +248,12 @@ def run_lab(notebooks: Path, extra: Sequence[str], *, env: dict[str, str], endpo
         lessons = sorted(p.name for p in notebooks.glob("[0-9]*.ipynb"))
         with recorded(LabRecord(os.getpid(), url, endpoint_url, str(notebooks))):
             print(f"\nlabkit: JupyterLab is ready. Open this URL in your browser:\n\n    {url}\n", flush=True)
-            print(f"labkit: start with {FIRST_NOTEBOOK}" + (f" (lessons: {', '.join(lessons)})" if lessons else "")
-                  + ". Ctrl-C stops the lab and its kernels.", flush=True)
+            print(
+                f"labkit: start with {FIRST_NOTEBOOK}"
+                + (f" (lessons: {', '.join(lessons)})" if lessons else "")
+                + ". Ctrl-C stops the lab and its kernels.",
+                flush=True,
+            )
             if open_browser:
                 import webbrowser
 

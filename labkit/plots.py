@@ -59,9 +59,7 @@ def detected_marks(history: pd.DataFrame) -> dict[tuple[str, int], str]:
     marks: dict[tuple[str, int], str] = {}
     for row in overwrites(history).to_dict("records"):
         marks[(str(row["actor"]), int(row["read_seq"]))] = "stale read"
-        marks[(str(row["actor"]), int(row["write_seq"]))] = (
-            f"overwrites {row['other_actor']}"
-        )
+        marks[(str(row["actor"]), int(row["write_seq"]))] = f"overwrites {row['other_actor']}"
     return marks
 
 
@@ -126,9 +124,14 @@ def timeline(
         free = "turn" in call and pd.isna(call["turn"]) and forced_end is not None
         mark = marks.get((str(call["actor"]), int(call["seq"])))
         axes.barh(
-            y, width, left=start, height=0.6, color=ERROR_COLOR if failed else OK_COLOR,
+            y,
+            width,
+            left=start,
+            height=0.6,
+            color=ERROR_COLOR if failed else OK_COLOR,
             alpha=FREE_ALPHA if free else 1.0,
-            edgecolor=MARK_COLOR if mark else "white", linewidth=2 if mark else 0.5,
+            edgecolor=MARK_COLOR if mark else "white",
+            linewidth=2 if mark else 0.5,
             hatch=MARK_HATCH if mark else None,
         )
         label = str(call["operation"])
@@ -136,8 +139,7 @@ def timeline(
             label += f"\n{call['key']}"
         below: list[str] = []
         if _text_width(label, LABEL_SIZE) + 4 <= width * pt_per_ms:
-            axes.text(start + width / 2, y, label, ha="center", va="center", fontsize=LABEL_SIZE,
-                      color="white")
+            axes.text(start + width / 2, y, label, ha="center", va="center", fontsize=LABEL_SIZE, color="white")
         else:
             below.append(label)
         if failed:
@@ -149,14 +151,30 @@ def timeline(
             lines = text.count("\n") + 1
             last_end, last_lines = under.get(call["actor"], (float("-inf"), 0))
             drop = LINE_STEP * last_lines if centre - half < last_end else 0.0  # do not overlap
-            axes.text(centre, y + 0.33 + drop, text, ha="center", va="top", zorder=3,
-                      fontsize=LABEL_SIZE, color=ERROR_COLOR if failed else TEXT_COLOR,
-                      bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
+            axes.text(
+                centre,
+                y + 0.33 + drop,
+                text,
+                ha="center",
+                va="top",
+                zorder=3,
+                fontsize=LABEL_SIZE,
+                color=ERROR_COLOR if failed else TEXT_COLOR,
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5},
+            )
             under[call["actor"]] = (centre + half, lines + (last_lines if drop else 0))
         if mark:
-            axes.annotate(mark, (start + width / 2, y - 0.3), xytext=(0, 3),
-                          textcoords="offset points", ha="center", va="bottom", fontsize=8,
-                          color=MARK_COLOR, fontweight="bold")
+            axes.annotate(
+                mark,
+                (start + width / 2, y - 0.3),
+                xytext=(0, 3),
+                textcoords="offset points",
+                ha="center",
+                va="bottom",
+                fontsize=8,
+                color=MARK_COLOR,
+                fontweight="bold",
+            )
     axes.set_yticks(range(len(actors)), [f"actor {a}" for a in actors])
     axes.set_ylim(len(actors) + 0.1, -0.8)
     axes.set_xlim(0, x_max)
@@ -167,16 +185,23 @@ def timeline(
         free_calls = int(history["turn"].isna().sum())
         end_ms = 1000 * forced_end
         axes.axvline(end_ms, color=TEXT_COLOR, linestyle="--", linewidth=1, zorder=1)
-        axes.text(end_ms, -0.78, " forced order ends;\n later calls run freely", ha="left",
-                  va="top", fontsize=LABEL_SIZE, color=TEXT_COLOR)
+        axes.text(
+            end_ms,
+            -0.78,
+            " forced order ends;\n later calls run freely",
+            ha="left",
+            va="top",
+            fontsize=LABEL_SIZE,
+            color=TEXT_COLOR,
+        )
         title += f"{' + ' if title else ''}{free_calls} call(s) after it"
         handles.append(Patch(color=OK_COLOR, alpha=FREE_ALPHA, label="after the forced order"))
     axes.set_title(title, loc="left")
     if marks:
-        handles.append(Patch(facecolor="white", edgecolor=MARK_COLOR, hatch=MARK_HATCH,
-                             label="marked"))
-    axes.legend(handles=handles, loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=8,
-                ncols=len(handles), frameon=False)
+        handles.append(Patch(facecolor="white", edgecolor=MARK_COLOR, hatch=MARK_HATCH, label="marked"))
+    axes.legend(
+        handles=handles, loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=8, ncols=len(handles), frameon=False
+    )
     axes.grid(axis="x", alpha=0.3)
     return fig
 
@@ -196,9 +221,7 @@ def sweep_plot(
     """
     for column in (x, y):
         if column not in df.columns:
-            raise ValidationError(
-                f"sweep_plot needs a {column!r} column; the frame has {list(df.columns)}"
-            )
+            raise ValidationError(f"sweep_plot needs a {column!r} column; the frame has {list(df.columns)}")
     fig, axes = _axes(ax, (6, 3.5))
     axes.plot(df[x], df[y], marker="o", color=ERROR_COLOR, label=y.replace("_", " "))
     axes.set_xlabel("concurrent workers" if x == "threads" else x)
@@ -208,8 +231,7 @@ def sweep_plot(
     axes.grid(alpha=0.3)
     if throughput and "throughput" in df.columns:
         twin = axes.twinx()
-        twin.plot(df[x], df["throughput"], marker="s", linestyle="--", color=OK_COLOR,
-                  label="throughput")
+        twin.plot(df[x], df["throughput"], marker="s", linestyle="--", color=OK_COLOR, label="throughput")
         twin.set_ylabel("operations / s")
         twin.set_ylim(bottom=0)
     axes.set_title(f"{y.replace('_', ' ')} vs concurrency", loc="left")
@@ -285,9 +307,7 @@ def _short(value: Any) -> str:
 def outcome_css(table: pd.DataFrame, anomaly: str) -> pd.DataFrame:
     """A CSS string per cell: rows where ``anomaly`` is truthy red, the others green."""
     if anomaly not in table.columns:
-        raise ValidationError(
-            f"no column {anomaly!r}; the table has {list(table.columns)}"
-        )
+        raise ValidationError(f"no column {anomaly!r}; the table has {list(table.columns)}")
     colours = [BAD_COLOR if _is_anomaly(v) else GOOD_COLOR for v in table[anomaly]]
     css = [[f"background-color: {c}"] * len(table.columns) for c in colours]
     return pd.DataFrame(css, index=table.index, columns=table.columns)

@@ -56,9 +56,7 @@ def table_spec(name: str) -> dict[str, Any]:
 
 def _check_name(name: str) -> None:
     if not name.startswith(C.TABLE_PREFIX):
-        raise TableError(
-            f"refusing to touch table {name!r}: labkit only manages tables named {C.TABLE_PREFIX}*"
-        )
+        raise TableError(f"refusing to touch table {name!r}: labkit only manages tables named {C.TABLE_PREFIX}*")
 
 
 def ensure_table(conn: Connection, name: str | None = None, *, wait: bool = True) -> str:

@@ -34,8 +34,13 @@ def test_bootstrap__python_older_than_3_11__one_line_and_exit_2() -> None:
     old = next((c for c in candidates if _runs_older_python(c)), None)
     if old is None:
         pytest.skip("no Python 3.7-3.10 on this machine")
-    out = subprocess.run([old, str(ROOT / "bootstrap.py"), "lab"], capture_output=True, text=True, timeout=60,
-                         env=_env(LABKIT_VENV="/nonexistent/never-created"))
+    out = subprocess.run(
+        [old, str(ROOT / "bootstrap.py"), "lab"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(LABKIT_VENV="/nonexistent/never-created"),
+    )
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "labkit needs Python 3.11+, this is 3." in out.stderr
     assert not Path("/nonexistent/never-created").exists()
@@ -62,8 +67,13 @@ def test_venv_problem__dangling_python__is_named(tmp_path: Path) -> None:
 def test_bootstrap__not_a_venv__refuses_to_delete_it(tmp_path: Path) -> None:
     """LABKIT_VENV pointing at a folder that is not a venv is an error, never deleted."""
     (tmp_path / "keep.txt").write_text("mine")
-    out = subprocess.run([sys.executable, str(ROOT / "bootstrap.py"), "doctor"], capture_output=True, text=True,
-                         timeout=60, env=_env(LABKIT_VENV=str(tmp_path)))
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bootstrap.py"), "doctor"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(LABKIT_VENV=str(tmp_path)),
+    )
     assert out.returncode == 2 and "is not a virtual environment" in out.stderr and "LABKIT_VENV" in out.stderr
     assert (tmp_path / "keep.txt").read_text() == "mine"
 
@@ -91,8 +101,13 @@ def test_wheelhouse__fresh_venv_installs_offline_and_replaces_a_broken_venv(tmp_
     fill_env = _env(LABKIT_VENV=sys.prefix)
     if not bootstrap.install_is_current(Path(sys.prefix)):
         fill_env["LABKIT_SKIP_INSTALL"] = "1"
-    fill = subprocess.run([sys.executable, str(ROOT / "bootstrap.py"), "wheelhouse", str(house)],
-                          capture_output=True, text=True, timeout=900, env=fill_env)
+    fill = subprocess.run(
+        [sys.executable, str(ROOT / "bootstrap.py"), "wheelhouse", str(house)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=fill_env,
+    )
     assert fill.returncode == 0, fill.stderr[-3000:]
     wheels = {p.name.split("-")[0].lower() for p in house.glob("*.whl")}
     assert {"moto", "jupyterlab", "boto3", "setuptools", "pytest"} <= wheels and "labkit" not in wheels
@@ -103,14 +118,26 @@ def test_wheelhouse__fresh_venv_installs_offline_and_replaces_a_broken_venv(tmp_
     (venv / "bin" / "python").symlink_to("/gone/python3.9")
     offline = {k: v for k, v in _env().items() if not k.startswith("PIP_")}
     offline.update(PIP_CONFIG_FILE=os.devnull, PIP_NO_INDEX="1", LABKIT_VENV=str(venv))
-    run = subprocess.run([sys.executable, str(ROOT / "bootstrap.py"), "doctor", "--wheelhouse", str(house)],
-                         capture_output=True, text=True, timeout=900, env=offline, cwd=tmp_path)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "bootstrap.py"), "doctor", "--wheelhouse", str(house)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=offline,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
     assert "is unusable (it has no python); recreating it" in run.stdout
     assert f"from {house}, no network" in run.stdout
     assert "round trip ListTables" in run.stdout and run.stdout.rstrip().endswith("ok")
     assert bootstrap.install_is_current(venv)
 
-    again = subprocess.run([sys.executable, str(ROOT / "bootstrap.py"), "doctor"], capture_output=True, text=True,
-                           timeout=300, env=offline, cwd=tmp_path)
+    again = subprocess.run(
+        [sys.executable, str(ROOT / "bootstrap.py"), "doctor"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=offline,
+        cwd=tmp_path,
+    )
     assert again.returncode == 0 and "installing" not in again.stdout  # the stamp is current: no second install

@@ -52,7 +52,10 @@ def served() -> Iterator[tuple[subprocess.Popen[str], int]]:
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "labkit", "serve", "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=_env(),
     )
     assert proc.stdout is not None
     first = proc.stdout.readline()  # printed once the socket is listening
@@ -66,8 +69,11 @@ def test_serve__real_client__lists_tables(served: tuple[subprocess.Popen[str], i
     """A plain boto3 client (as the AWS CLI would) talks to `labkit serve`."""
     _, port = served
     client = boto3.client(
-        "dynamodb", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
-        aws_access_key_id="x", aws_secret_access_key="y",
+        "dynamodb",
+        endpoint_url=f"http://127.0.0.1:{port}",
+        region_name="us-east-1",
+        aws_access_key_id="x",
+        aws_secret_access_key="y",
     )
     assert client.list_tables()["TableNames"] == []
 
@@ -83,7 +89,10 @@ def test_serve__port_in_use__one_line_error_and_exit_2(served: tuple[subprocess.
     _, port = served
     out = subprocess.run(
         [sys.executable, "-m", "labkit", "serve", "--port", str(port)],
-        capture_output=True, text=True, env=_env(), timeout=60,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=60,
     )
     assert out.returncode == 2
     assert out.stderr.strip().count("\n") == 0
@@ -181,8 +190,16 @@ def test_doctor__stale_lab_record__is_ignored_and_removed(
     """A lab.json left by a lab that died (its pid is gone) is not reported, and is cleaned up."""
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     record = tmp_path / "lab.json"
-    record.write_text(json.dumps({"pid": int(dead.stdout), "url": "http://127.0.0.1:1/lab?token=x",
-                                  "endpoint_url": "http://127.0.0.1:1", "notebooks": "nb"}))
+    record.write_text(
+        json.dumps(
+            {
+                "pid": int(dead.stdout),
+                "url": "http://127.0.0.1:1/lab?token=x",
+                "endpoint_url": "http://127.0.0.1:1",
+                "notebooks": "nb",
+            }
+        )
+    )
     monkeypatch.setenv("LABKIT_RUNTIME_DIR", str(tmp_path))
     for var in ("LABKIT_BACKEND", "LABKIT_ENDPOINT_URL", "LABKIT_EMBEDDED_URL"):
         monkeypatch.delenv(var, raising=False)

@@ -40,7 +40,10 @@ def test_import__old_moto_installed__one_line_error_naming_the_fix(tmp_path: Pat
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: moto\nVersion: 5.2.0\n")
     out = subprocess.run(
-        [sys.executable, "-c", "import labkit"], capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", "import labkit"],
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{tmp_path}{':'}{ROOT}"},
     )
     assert out.returncode == 1

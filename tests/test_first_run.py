@@ -141,7 +141,9 @@ class Lab:
 
     def post(self, path: str, body: dict[str, Any]) -> Any:
         request = urllib.request.Request(
-            self.base + path, data=json.dumps(body).encode(), method="POST",
+            self.base + path,
+            data=json.dumps(body).encode(),
+            method="POST",
             headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
         )
         with urllib.request.urlopen(request, timeout=60) as response:
@@ -150,8 +152,16 @@ class Lab:
 
 def _start(command: list[str], env: dict[str, str]) -> Lab:
     """Start ``command`` in its own process group and wait (bounded) for the URL line it prints."""
-    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     lab = Lab(proc, env)
     found = threading.Event()
 
@@ -201,17 +211,37 @@ async def _execute(lab: Lab, kernel_id: str, code: str, timeout: float = 120.0) 
     from tornado.httpclient import HTTPRequest
     from tornado.websocket import websocket_connect
 
-    request = HTTPRequest(f"ws://127.0.0.1:{lab.port}/api/kernels/{kernel_id}/channels",
-                          headers={"Authorization": f"token {lab.token}"})
+    request = HTTPRequest(
+        f"ws://127.0.0.1:{lab.port}/api/kernels/{kernel_id}/channels", headers={"Authorization": f"token {lab.token}"}
+    )
     ws = await asyncio.wait_for(websocket_connect(request), timeout)
     msg_id = uuid.uuid4().hex
-    ws.write_message(json.dumps({
-        "header": {"msg_id": msg_id, "msg_type": "execute_request", "username": "test",
-                   "session": uuid.uuid4().hex, "date": "", "version": "5.3"},
-        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-        "content": {"code": code, "silent": False, "store_history": False, "user_expressions": {},
-                    "allow_stdin": False, "stop_on_error": True},
-    }))
+    ws.write_message(
+        json.dumps(
+            {
+                "header": {
+                    "msg_id": msg_id,
+                    "msg_type": "execute_request",
+                    "username": "test",
+                    "session": uuid.uuid4().hex,
+                    "date": "",
+                    "version": "5.3",
+                },
+                "parent_header": {},
+                "metadata": {},
+                "channel": "shell",
+                "buffers": [],
+                "content": {
+                    "code": code,
+                    "silent": False,
+                    "store_history": False,
+                    "user_expressions": {},
+                    "allow_stdin": False,
+                    "stop_on_error": True,
+                },
+            }
+        )
+    )
     out: list[str] = []
     deadline = time.monotonic() + timeout
     try:
@@ -282,13 +312,15 @@ def test_lab__readme_command__serves_notebooks_and_a_kernel_round_trips_through_
     seen = _kernel_round_trip(lab)
     assert seen["embedded_url"] == endpoint and seen["endpoint"] == endpoint
     assert seen["backend"] == "embedded" and seen["n"] == "42"
-    client = boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1",
-                          aws_access_key_id="x", aws_secret_access_key="y")
+    client = boto3.client(
+        "dynamodb", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="y"
+    )
     key = {"PK": {"S": "FIRSTRUN"}, "SK": {"S": "ITEM"}}
     assert client.get_item(TableName="labkit-firstrun", Key=key)["Item"]["n"] == {"N": "42"}
 
-    doctor = subprocess.run([sys.executable, "bootstrap.py", "doctor"], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=120)
+    doctor = subprocess.run(
+        [sys.executable, "bootstrap.py", "doctor"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert doctor.returncode == 0, doctor.stderr
     assert f"endpoint  {endpoint}\n" in doctor.stdout
     assert f"lab       running (pid {record['pid']})" in doctor.stdout
@@ -319,8 +351,14 @@ def test_lab__compose_command_outside_docker__kernel_uses_the_local_backend(
     command = [sys.executable, *(swap.get(arg, arg) for arg in command[1:])]
 
     serve_port = _free_port()
-    serve = subprocess.Popen([sys.executable, "-m", "labkit", "serve", "--port", str(serve_port)], cwd=ROOT,
-                             env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "labkit", "serve", "--port", str(serve_port)],
+        cwd=ROOT,
+        env=_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         assert serve.stdout is not None and "listening on" in serve.stdout.readline()
         local_url = f"http://127.0.0.1:{serve_port}"
@@ -344,8 +382,14 @@ def test_lab__compose_command_outside_docker__kernel_uses_the_local_backend(
         serve.wait(30)
 
 
-@pytest.mark.parametrize("name", sorted(str(p.relative_to(ROOT / "notebooks")) for p in (ROOT / "notebooks").rglob(
-    "*.ipynb") if ".ipynb_checkpoints" not in p.parts))
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        str(p.relative_to(ROOT / "notebooks"))
+        for p in (ROOT / "notebooks").rglob("*.ipynb")
+        if ".ipynb_checkpoints" not in p.parts
+    ),
+)
 def test_notebook__kernelspec_is_the_installed_kernel__opens_without_an_unsaved_mark(name: str) -> None:
     """JupyterLab writes the running kernel's spec into the notebook when it opens it; a committed spec that
     differs (display name "Python 3" vs ipykernel's "Python 3 (ipykernel)") shows the unsaved-changes dot."""

@@ -58,8 +58,20 @@ def fake_history() -> pd.DataFrame:
         ("B", 1, 4, "UpdateItem", 0.008, 0.010, "ConditionalCheckFailedException"),
     ]
     return pd.DataFrame(
-        [{"actor": a, "seq": s, "turn": t, "operation": op, "key": "K", "start": t0, "end": t1,
-          "outcome": out, "retries": 0} for a, s, t, op, t0, t1, out in rows],
+        [
+            {
+                "actor": a,
+                "seq": s,
+                "turn": t,
+                "operation": op,
+                "key": "K",
+                "start": t0,
+                "end": t1,
+                "outcome": out,
+                "retries": 0,
+            }
+            for a, s, t, op, t0, t1, out in rows
+        ],
         columns=list(HISTORY_COLUMNS),
     )
 
@@ -117,8 +129,7 @@ def test_timeline__not_a_history__raises_validation_error() -> None:
 
 def test_sweep_plot__sweep_frame__one_point_per_thread_count_and_throughput_axis() -> None:
     """Anomalies vs threads as one line with a point per thread count, throughput on a twin axis."""
-    df = pd.DataFrame({"threads": [1, 2, 4, 8], "anomalies": [0, 3, 9, 20],
-                       "throughput": [100.0, 150.0, 170.0, 180.0]})
+    df = pd.DataFrame({"threads": [1, 2, 4, 8], "anomalies": [0, 3, 9, 20], "throughput": [100.0, 150.0, 170.0, 180.0]})
     fig = sweep_plot(df)
     assert len(fig.axes) == 2
     line = fig.axes[0].lines[0]
@@ -133,11 +144,13 @@ def test_sweep_plot__missing_column__raises_validation_error() -> None:
 
 
 def outcome_table() -> pd.DataFrame:
-    return pd.DataFrame({
-        "order": ["A A B B", "A B A B", "A B B A", "B A A B", "B A B A", "B B A A"],
-        "final": [2, 1, 1, 1, 1, 2],
-        "lost_update": [False, True, True, True, True, False],
-    })
+    return pd.DataFrame(
+        {
+            "order": ["A A B B", "A B A B", "A B B A", "B A A B", "B A B A", "B B A A"],
+            "final": [2, 1, 1, 1, 1, 2],
+            "lost_update": [False, True, True, True, True, False],
+        }
+    )
 
 
 def test_outcome_heatmap__six_orders__grid_of_six_rows_and_anomalies_counted() -> None:
@@ -169,8 +182,9 @@ def test_style_outcomes__anomalous_rows__shaded_red() -> None:
     """Rows with the anomaly are red, the others green; the Styler renders."""
     css = outcome_css(outcome_table(), "lost_update")
     assert css.shape == (6, 3)
-    assert list(css["order"]) == [f"background-color: {c}" for c in
-                                  [GOOD_COLOR, BAD_COLOR, BAD_COLOR, BAD_COLOR, BAD_COLOR, GOOD_COLOR]]
+    assert list(css["order"]) == [
+        f"background-color: {c}" for c in [GOOD_COLOR, BAD_COLOR, BAD_COLOR, BAD_COLOR, BAD_COLOR, GOOD_COLOR]
+    ]
     html = style_outcomes(outcome_table(), "lost_update").to_html()
     assert BAD_COLOR in html and "A B A B" in html
     with pytest.raises(ValidationError, match="no column 'nope'"):
@@ -188,8 +202,20 @@ def retry_history() -> pd.DataFrame:
         ("B", 3, None, "UpdateItem", 0.026, 0.033, "ok"),
     ]
     frame = pd.DataFrame(
-        [{"actor": a, "seq": s, "turn": t, "operation": op, "key": "K", "start": t0, "end": t1,
-          "outcome": out, "retries": 0} for a, s, t, op, t0, t1, out in rows],
+        [
+            {
+                "actor": a,
+                "seq": s,
+                "turn": t,
+                "operation": op,
+                "key": "K",
+                "start": t0,
+                "end": t1,
+                "outcome": out,
+                "retries": 0,
+            }
+            for a, s, t, op, t0, t1, out in rows
+        ],
         columns=list(HISTORY_COLUMNS),
     )
     frame["turn"] = frame["turn"].astype("Int64")
@@ -246,5 +272,5 @@ def test_timeline__neighbouring_labels_under_bars__do_not_overlap() -> None:
     boxes = [t.get_window_extent(renderer) for t in under]
     assert len(boxes) >= 3
     for i, a in enumerate(boxes):
-        for b in boxes[i + 1:]:
+        for b in boxes[i + 1 :]:
             assert not a.overlaps(b)

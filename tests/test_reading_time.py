@@ -28,13 +28,15 @@ def test_measure__optional_section_then_summary__split_into_core_and_optional(tm
     rt = load("reading_time")
     code = new_code_cell("import os\nfrom x import (\n    a,\n)\n%matplotlib inline\nprint(1)\n\nprint(2)")
     code.outputs = [new_output("stream", name="stdout", text="one\ntwo\n")]
-    nb = new_notebook(cells=[
-        new_markdown_cell("# Title\n\nfour words of prose"),  # 5 words (the # is not one)
-        code,
-        new_markdown_cell("## Optional A · deep\n\nextra words here\n\n```\nx = 1\n```"),
-        new_code_cell("y = 2"),
-        new_markdown_cell("## Summary\n\nback in core"),
-    ])
+    nb = new_notebook(
+        cells=[
+            new_markdown_cell("# Title\n\nfour words of prose"),  # 5 words (the # is not one)
+            code,
+            new_markdown_cell("## Optional A · deep\n\nextra words here\n\n```\nx = 1\n```"),
+            new_code_cell("y = 2"),
+            new_markdown_cell("## Summary\n\nback in core"),
+        ]
+    )
     path = tmp_path / "lesson.ipynb"
     nbformat.write(nb, path)
     core, optional = rt.measure(str(path))

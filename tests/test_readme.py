@@ -12,7 +12,7 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 def _block_after(heading: str) -> str:
     text = README.read_text()
-    section = text[text.index(heading):]
+    section = text[text.index(heading) :]
     match = re.search(r"```python\n(.*?)```", section, re.S)
     assert match, f"no python block after {heading!r}"
     return match.group(1)

@@ -1,4 +1,5 @@
 """The lab table helper: ensure, wait, reset, delete — all idempotent, all guarded."""
+
 from __future__ import annotations
 
 import uuid
@@ -79,10 +80,17 @@ def test_scan_items__many_pages__returns_every_item_with_plain_values(tconn: Con
     client, table = tconn.client, tconn.table_name
     big = "x" * 30_000  # ~30 KB each: 40 items exceed one 1 MB scan page
     for i in range(40):
-        client.put_item(TableName=table, Item={
-            "PK": {"S": f"ITEM#{i:02d}"}, "SK": {"S": "A"}, "n": {"N": str(i)},
-            "half": {"N": "0.5"}, "pad": {"S": big}, "tags": {"SS": ["a", "b"]},
-        })
+        client.put_item(
+            TableName=table,
+            Item={
+                "PK": {"S": f"ITEM#{i:02d}"},
+                "SK": {"S": "A"},
+                "n": {"N": str(i)},
+                "half": {"N": "0.5"},
+                "pad": {"S": big},
+                "tags": {"SS": ["a", "b"]},
+            },
+        )
     assert "LastEvaluatedKey" in client.scan(TableName=table)
     df = scan_items(tconn)
     assert list(df.columns[:2]) == ["PK", "SK"]

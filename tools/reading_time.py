@@ -42,8 +42,13 @@ class Load:
     cells: int = 0
 
     def minutes(self) -> float:
-        return (self.words / PROSE_WPM + self.code_lines / CODE_LPM + self.output_lines / OUTPUT_LPM
-                + self.figures * FIGURE_MIN + self.cells * RUN_S / 60)
+        return (
+            self.words / PROSE_WPM
+            + self.code_lines / CODE_LPM
+            + self.output_lines / OUTPUT_LPM
+            + self.figures * FIGURE_MIN
+            + self.cells * RUN_S / 60
+        )
 
 
 def _markdown(source: str, load: Load) -> None:
@@ -105,9 +110,11 @@ def main(paths: list[str]) -> None:
     for path in paths:
         core, optional = measure(path)
         for name, load in (("core", core), ("optional", optional)):
-            print(f"{path} {name:8} {load.minutes():5.1f} min  ({load.words} words, "
-                  f"{load.code_lines} code lines, {load.output_lines} output lines, "
-                  f"{load.figures} figures, {load.cells} code cells)")
+            print(
+                f"{path} {name:8} {load.minutes():5.1f} min  ({load.words} words, "
+                f"{load.code_lines} code lines, {load.output_lines} output lines, "
+                f"{load.figures} figures, {load.cells} code cells)"
+            )
 
 
 if __name__ == "__main__":

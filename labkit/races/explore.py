@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 
 STRATEGIES = ("auto", "exhaustive", "dpor", "pct")
 
+
 @dataclass(frozen=True)
 class Exploration:
     """What :func:`explore` found: a verdict, a replayable counterexample, and what it is worth."""
