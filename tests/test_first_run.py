@@ -151,7 +151,7 @@ class Lab:
 
 
 def _start(command: list[str], env: dict[str, str]) -> Lab:
-    """Start ``command`` in its own process group and wait (bounded) for the URL line it prints."""
+    """Start ``command`` in its own process group; wait (bounded) for the URL and the closing line."""
     proc = subprocess.Popen(
         command,
         cwd=ROOT,
@@ -170,8 +170,9 @@ def _start(command: list[str], env: dict[str, str]) -> Lab:
         for line in proc.stdout:
             lab.lines.append(line)
             match = URL_LINE.match(line)
-            if match and not found.is_set():
+            if match and not lab.url:
                 lab.url, lab.port, lab.token = match.group(1), int(match.group(2)), match.group(3)
+            if lab.url and line.startswith("labkit: start with"):  # the last line the command prints
                 found.set()
         found.set()  # the process ended
 
