@@ -151,3 +151,27 @@ def test_table_tags__read_as_a_dict(endpoint: EmbeddedEndpoint, client: Any, tab
     client.tag_resource(ResourceArn=arn, Tags=[{"Key": "labkit-throttle", "Value": "on"}])
     assert endpoint.engine.table_tags("123456789012", "us-east-1", table) == {"labkit-throttle": "on"}
     assert endpoint.engine.table_tags("123456789012", "us-east-1", "labkit-no-such") == {}
+
+
+class Choosy(Recorder):
+    """A hook that wants only the requests that touch one partition key."""
+
+    def __init__(self, pk: str) -> None:
+        super().__init__()
+        self.pk = pk
+
+    def wants(self, request: RequestInfo) -> bool:
+        return any(pk == self.pk for _, pk in (*request.reads, *request.writes))
+
+
+def test_hooks__wants_false__never_called_for_that_request(client: Any, table: str, endpoint: EmbeddedEndpoint) -> None:
+    """A hook with ``wants`` sees only what it wants (untagged tables are not metered for the throttle)."""
+    choosy = Choosy("HOT")
+    endpoint.engine.add_hook(choosy)
+    try:
+        client.put_item(TableName=table, Item=_key("COLD"))
+        client.put_item(TableName=table, Item=_key("HOT"))
+    finally:
+        endpoint.engine.remove_hook(choosy)
+    assert [info.writes for info, _ in choosy.before_calls] == [((table, "HOT"),)]
+    assert [info.writes for info, _, _ in choosy.after_calls] == [((table, "HOT"),)]

@@ -15,6 +15,7 @@ from labkit.backend import Connection
 from labkit.endpoint import DynamoEngine, EmbeddedEndpoint
 from labkit.endpoint.hooks import RequestInfo
 from labkit.errors import ValidationError
+from labkit.storms import plot_storm, storm
 from labkit.throughput import (
     ON_DEMAND_MESSAGE,
     PROVISIONED_MESSAGE,
@@ -26,9 +27,7 @@ from labkit.throughput import (
     describe_scale,
     engine_settings,
     partition_limits,
-    plot_storm,
     set_partition_scale,
-    storm,
     throttling_reasons,
 )
 
@@ -223,6 +222,19 @@ def test_endpoint__tagged_on_demand_table__throttling_exception_with_key_range_r
         _add(lab, client)
     item = lab.client.get_item(TableName=lab.table_name, Key={"PK": {"S": "COUNTER"}, "SK": {"S": "X"}})
     assert item["Item"]["n"] == {"N": "30"}  # the throttled write wrote nothing
+
+
+def test_endpoint__tagged_after_the_table_was_used__throttles_from_then_on(lab: Connection) -> None:
+    """The throttle caches what it knows of a table; a TagResource after traffic still opts it in."""
+    client = lab.new_client(retries={"mode": "standard", "total_max_attempts": 1})
+    for _ in range(30):  # untagged: never throttled, and now looked up and cached as such
+        _add(lab, client)
+    set_partition_scale(lab.client, lab.table_name, 0.01)
+    for _ in range(10):
+        _add(lab, client)
+    with pytest.raises(ClientError) as caught:
+        _add(lab, client)
+    assert throttling_reasons(caught.value) == ["TableWriteKeyRangeThroughputExceeded"]
 
 
 def test_endpoint__throttled__botocore_retries_it_as_throttling(lab: Connection, clock: FakeClock) -> None:

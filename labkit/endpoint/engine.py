@@ -18,7 +18,7 @@ from .apply import MotoStore
 from .decode import DYNAMODB, Request, decode
 from .encode import ClientFault, Response, error_response, fault_response, response
 from .extensions import CONTROL_PREFIX, control, default_hooks
-from .hooks import Hook, Rejection, RequestInfo
+from .hooks import Hook, Rejection, RequestInfo, wants
 from .idempotency import TokenMemory, fingerprint
 from .meter import meter, replay
 from .schema import TableSchema
@@ -40,6 +40,9 @@ class DynamoEngine:
         self.clock = clock
         self.store = MotoStore()
         self.tokens = TokenMemory(clock)
+        #: Counts control-plane requests (CreateTable, TagResource, ...): views of tables cached by
+        #: hooks are stale once it moves.
+        self.generation = 0
         self._hooks: list[Hook] = list(default_hooks(self) if hooks is None else hooks)
 
     # hooks and plain-data views -------------------------------------------------------------
@@ -92,11 +95,14 @@ class DynamoEngine:
         account, region = request.account, request.region
         plan = validate(request, lambda table: self.store.schema(account, region, table))
         if request.service != DYNAMODB or request.operation not in DATA_PLANE:
+            self.generation += 1
             return self.store.dispatch(request)
         params = request.params
         hooks = list(self._hooks)
         rejection: Rejection | None = None
         info = self._info(request, plan) if hooks else None
+        if info is not None:
+            hooks = [hook for hook in hooks if wants(hook, info)]
         for hook in hooks:
             assert info is not None
             rejection = hook.before(info, self.clock())

@@ -39,6 +39,14 @@ class Hook(Protocol):
     ) -> None: ...
 
     # consumed: (table, partition key value) -> (read units, write units) this request consumed there
+    # Optional: ``wants(request) -> bool``. A hook that defines it is called only for the requests
+    # it wants; when no hook wants a request, the engine skips metering it (the fast path).
 
 
-__all__ = ["Hook", "Rejection", "RequestInfo"]
+def wants(hook: Hook, request: RequestInfo) -> bool:
+    """Whether ``hook`` is called for ``request`` (hooks without ``wants`` see every request)."""
+    method = getattr(hook, "wants", None)
+    return method is None or bool(method(request))
+
+
+__all__ = ["Hook", "Rejection", "RequestInfo", "wants"]
