@@ -15,6 +15,7 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from . import constants as C
 from .errors import ValidationError
 
 _SER = TypeSerializer()
@@ -60,7 +61,7 @@ def serialize(value: Any, name: str = "value") -> dict[str, Any]:
         return dict(_SER.serialize(value))
     except (decimal.Inexact, decimal.Rounded) as exc:
         raise ValidationError(
-            f"{name} is a number with more than 38 significant digits, more than DynamoDB stores; "
+            f"{name} is a number with more than {C.MAX_NUMBER_DIGITS} significant digits, more than DynamoDB stores; "
             "store it as a string. Nothing was written"
         ) from exc
     except TypeError as exc:

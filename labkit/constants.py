@@ -11,6 +11,10 @@ from typing import Final
 
 #: Largest item DynamoDB stores, attribute names included (400 KB).
 MAX_ITEM_BYTES: Final = 400 * 1024
+#: Most significant digits in a DynamoDB number, and the magnitudes it can hold (besides 0).
+MAX_NUMBER_DIGITS: Final = 38
+SMALLEST_NUMBER: Final = "1E-130"
+LARGEST_NUMBER: Final = "9.9999999999999999999999999999999999999E+125"
 #: One read unit covers up to 4 KB read strongly consistent (half a unit eventually consistent).
 READ_UNIT_BYTES: Final = 4 * 1024
 #: One write unit covers up to 1 KB written.

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ._errors_map import THROTTLING_CODES
 from .throughput import partition_limits
 
 if TYPE_CHECKING:
@@ -19,8 +20,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from .backend import Connection
-
-THROTTLE_CODES = ("ThrottlingException", "ProvisionedThroughputExceededException")
 
 
 @dataclass
@@ -33,7 +32,7 @@ class Storm:
     @property
     def throttled(self) -> int:
         """HTTP attempts DynamoDB answered with a throttling error."""
-        return int(self.attempts["code"].isin(THROTTLE_CODES).sum())
+        return int(self.attempts["code"].isin(THROTTLING_CODES).sum())
 
     def summary(self) -> dict[str, Any]:
         latency = (self.ops["end"] - self.ops["start"]) * 1000
@@ -110,7 +109,7 @@ def plot_storm(
     for col, (name, run) in enumerate(storms.items()):
         top, bottom = axes[0][col], axes[1][col]
         t = run.attempts["time"]
-        throttled = run.attempts["code"].isin(THROTTLE_CODES)
+        throttled = run.attempts["code"].isin(THROTTLING_CODES)
         ok_counts, _ = np.histogram(t[~throttled], bins=edges)
         bad_counts, _ = np.histogram(t[throttled], bins=edges)
         width = bin_seconds * 0.9
@@ -160,4 +159,4 @@ def plot_storm(
     return fig
 
 
-__all__ = ["THROTTLE_CODES", "Storm", "plot_storm", "storm"]
+__all__ = ["Storm", "plot_storm", "storm"]

@@ -12,9 +12,8 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .apply import MotoStore
 from .decode import DYNAMODB, Request, decode
 from .encode import ClientFault, Response, error_response, fault_response, response
 from .extensions import CONTROL_PREFIX, control, default_hooks
@@ -23,6 +22,9 @@ from .idempotency import TokenMemory, fingerprint
 from .meter import meter, replay
 from .schema import TableSchema
 from .validate import DATA_PLANE, Plan, validate
+
+if TYPE_CHECKING:
+    from .apply import MotoStore
 
 
 class DynamoEngine:
@@ -38,7 +40,9 @@ class DynamoEngine:
     def __init__(self, clock: Callable[[], float] = time.monotonic, hooks: Iterable[Hook] | None = None) -> None:
         self.lock = threading.RLock()
         self.clock = clock
-        self.store = MotoStore()
+        from .apply import MotoStore  # moto takes ~0.3 s to import: only when an engine is built
+
+        self.store: MotoStore = MotoStore()
         self.tokens = TokenMemory(clock)
         #: Counts control-plane requests (CreateTable, TagResource, ...): views of tables cached by
         #: hooks are stale once it moves.

@@ -17,10 +17,9 @@ from typing import Any
 from .. import constants as C
 from .encode import ClientFault
 
-MAX_DIGITS = 38
 MAX_DEPTH = C.MAX_DOCUMENT_DEPTH
-_SMALLEST = decimal.Decimal("1E-130")
-_LARGEST = decimal.Decimal("9.9999999999999999999999999999999999999E+125")
+_SMALLEST = decimal.Decimal(C.SMALLEST_NUMBER)
+_LARGEST = decimal.Decimal(C.LARGEST_NUMBER)
 _CONTEXT = decimal.Context(prec=100, Emax=999999, Emin=-999999)
 _SET_NAMES = {"SS": "string", "NS": "number", "BS": "binary"}
 TYPES = frozenset({"S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL"})
@@ -43,7 +42,7 @@ def number(text: Any) -> decimal.Decimal:
     if value.is_zero():
         return value
     digits = value.normalize(_CONTEXT).as_tuple().digits
-    if len(digits) > MAX_DIGITS:
+    if len(digits) > C.MAX_NUMBER_DIGITS:
         raise _invalid("Attempting to store more than 38 significant digits in a Number")
     if abs(value) > _LARGEST:
         raise _invalid("Number overflow. Attempting to store a number with magnitude larger than supported range")

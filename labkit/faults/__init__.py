@@ -53,6 +53,7 @@ Only ``operation`` and ``error`` are required (``"*"`` matches any data-plane op
 
 from __future__ import annotations
 
+from ..endpoint.values import canonical
 from .control import (
     CONTROL_OPERATIONS,
     advance_token_clock,
@@ -92,7 +93,6 @@ from .shapes import (
     ERRORS,
     OPERATIONS,
     cancelled,
-    canonical,
     conflict_reasons,
     error_body,
     rejection,

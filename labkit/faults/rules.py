@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..endpoint.hooks import Rejection, RequestInfo
+from ..endpoint.values import canonical
 from ..errors import ConfigurationError, ValidationError
 from .shapes import (
     CONFLICT_EXCEPTION_MESSAGE,
@@ -20,7 +21,6 @@ from .shapes import (
     HELD,
     OPERATIONS,
     cancelled,
-    canonical,
     conflict_reasons,
     did_you_mean,
     rejection,

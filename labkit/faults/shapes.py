@@ -108,11 +108,3 @@ def error_body(rej: Rejection) -> bytes:
     """The JSON body DynamoDB sends for a rejection."""
     payload = {"__type": ERROR_PREFIX + rej.code, "message": rej.message, **rej.extra}
     return json.dumps(payload, separators=(",", ":")).encode("utf-8")
-
-
-def canonical(value: Any) -> str:
-    """A partition key value as the canonical string the engine reports (S/N as is, B base64)."""
-    if isinstance(value, Mapping) and len(value) == 1:
-        ((_, raw),) = value.items()
-        return str(raw)
-    return str(value)
