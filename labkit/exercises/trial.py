@@ -280,10 +280,10 @@ class Trial:
             except BaseException as exc:  # reported below
                 box["exc"] = exc
 
-        runner = threading.Thread(target=body, name="labkit-exercise-storm", daemon=True)
-        runner.start()
-        runner.join(self.timeout * 2)
-        if runner.is_alive():
+        storm_thread = threading.Thread(target=body, name="labkit-exercise-storm", daemon=True)
+        storm_thread.start()
+        storm_thread.join(self.timeout * 2)
+        if storm_thread.is_alive():
             raise self._timed_out(
                 f"the storm of {threads} workers x {ops} calls", f" (bounded at {self.timeout * 2:g} s)"
             )
