@@ -284,7 +284,7 @@ def lint(python: Path) -> int:
 
 
 USAGE = (
-    "usage: python3 bootstrap.py lab|test|lint|notebooks|doctor|serve|lock|wheelhouse DIR [args...] (see the README)"
+    "usage: python3 bootstrap.py lab|test|lint|doctor|serve|lock|notebooks|wheelhouse DIR [args...] (see the README)"
 )
 
 

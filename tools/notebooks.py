@@ -26,6 +26,7 @@ import hashlib
 import os
 import platform
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,7 @@ def learner_source(text: str) -> str:
 
 def _finish(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Only what the source says: kernelspec, cells, and ids that depend on the cell alone."""
-    out = nbformat.v4.new_notebook(metadata={"kernelspec": dict(nb.metadata.get("kernelspec", KERNELSPEC))})  # type: ignore[no-untyped-call]
+    out = nbformat.v4.new_notebook(metadata={"kernelspec": dict(nb.metadata.get("kernelspec", KERNELSPEC))})
     seen: dict[str, int] = {}
     for cell in nb.cells:
         cell = nbformat.from_dict(dict(cell))
@@ -136,31 +137,45 @@ def cells(nb: nbformat.NotebookNode) -> list[dict[str, Any]]:
 
 
 def drifted() -> list[str]:
-    """One line per committed notebook that differs from its source, or has none."""
-    expected = all_targets()
-    problems = [
-        f"{path.relative_to(ROOT)}: its cells differ from its source"
-        for path, nb in expected.items()
-        if not path.exists()
-        or cells(nbformat.read(path, as_version=4)) != cells(nb)  # type: ignore[no-untyped-call]
-        or nbformat.read(path, as_version=4).metadata.get("kernelspec") != nb.metadata.kernelspec  # type: ignore[no-untyped-call]
-    ]
-    problems += [f"{p.relative_to(ROOT)}: no source in lessons/" for p in committed() if p not in expected]
+    """One line per committed notebook that differs from its source, is missing, or has no source."""
+    problems: list[str] = []
+    expected: set[Path] = set()
+    for source in sources():
+        for path, nb in targets(source).items():
+            expected.add(path)
+            where, run = path.relative_to(ROOT).as_posix(), f"`python3 bootstrap.py notebooks {name(source)}`"
+            if not path.exists():
+                problems.append(f"{where}: missing; run {run}")
+                continue
+            old = nbformat.read(path, as_version=4)
+            if cells(old) != cells(nb) or old.metadata.get("kernelspec") != nb.metadata.kernelspec:
+                problems.append(
+                    f"{where}: its cells differ from {source.relative_to(ROOT).as_posix()}; "
+                    f"move any edit of the notebook into the source, then run {run}"
+                )
+    problems += [f"{p.relative_to(ROOT).as_posix()}: no source in lessons/" for p in committed() if p not in expected]
     return problems
 
 
 def execute(path: Path, nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Run ``nb`` top to bottom in a fresh python3 kernel (this interpreter), in ``path``'s folder."""
     from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
 
-    for key in [k for k in os.environ if k.startswith("LABKIT_")]:
-        del os.environ[key]  # the committed outputs come from the default (embedded) backend
-    NotebookClient(
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LABKIT_")}  # the default backend: embedded
+    client = NotebookClient(
         nb, timeout=600, kernel_name="python3", record_timing=False, resources={"metadata": {"path": str(path.parent)}}
-    ).execute()
+    )
+    try:
+        client.execute(env=env)
+    except CellExecutionError as exc:
+        print(exc, file=sys.stderr)
+        raise SystemExit(f"{path.relative_to(ROOT)}: a cell failed (above); the notebook was not written") from None
     version = nb.metadata.get("language_info", {}).get("version")
     if version != platform.python_version():
-        raise SystemExit(f"{path.name} ran on Python {version}, not on this interpreter: check `jupyter kernelspec list`")
+        raise SystemExit(
+            f"{path.name} ran on Python {version}, not on this interpreter: check `jupyter kernelspec list`"
+        )
     return nb
 
 
@@ -183,19 +198,25 @@ def select(names: list[str]) -> list[Path]:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python3 bootstrap.py notebooks", description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="sources to build (default: all), e.g. 02_uniqueness")
-    parser.add_argument("--check", action="store_true", help="list notebooks that differ from their source; run nothing")
+    parser.add_argument(
+        "--check", action="store_true", help="list notebooks that differ from their source; run nothing"
+    )
     args = parser.parse_args(argv)
     if args.check:
         problems = drifted()
         for line in problems:
             print(line)
-        print(f"{len(problems)} notebook(s) drifted" if problems else f"all {len(committed())} notebooks match lessons/")
+        print(
+            f"{len(problems)} notebook(s) drifted" if problems else f"all {len(committed())} notebooks match lessons/"
+        )
         return 1 if problems else 0
     for source in select(args.names):
         for path, nb in targets(source).items():
             print(f"running {path.relative_to(ROOT)} (from {source.relative_to(ROOT)})", flush=True)
+            start = time.monotonic()
             path.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(execute(path, nb), path)  # type: ignore[no-untyped-call]
+            nbformat.write(execute(path, nb), path)
+            print(f"wrote {path.relative_to(ROOT)} ({time.monotonic() - start:.0f} s)", flush=True)
     return 0
 
 
