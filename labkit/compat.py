@@ -31,6 +31,13 @@ def _range_text() -> str:
     return f">={low},<{high}"
 
 
+#: The moto requirement, as pyproject.toml writes it.
+MOTO_REQUIREMENT = f"moto[server,dynamodb]{_range_text()}"
+#: What to do about a moto labkit cannot use: said by this module and by the engine
+#: (``labkit/endpoint/apply.py``) when moto's internals are not what it needs.
+INSTALL_MOTO = f"labkit needs {MOTO_REQUIREMENT}; {FIX}"
+
+
 def moto_problem(found: str | None) -> str | None:
     """Why moto ``found`` (None: not installed) will not do, in one line; None when it will."""
     wanted = f"moto{_range_text()}"
@@ -56,4 +63,4 @@ def check_moto() -> None:
 
 check_moto()  # on import: labkit/__init__.py imports this module before anything imports moto
 
-__all__ = ["MOTO_RANGE", "IncompatibleDependency", "check_moto", "moto_problem"]
+__all__ = ["INSTALL_MOTO", "MOTO_RANGE", "MOTO_REQUIREMENT", "IncompatibleDependency", "check_moto", "moto_problem"]

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from . import constants as C
 from .capacity import item_size, read_units, write_units
 from .errors import ValidationError
+from .validation import check_fraction, check_int, check_positive, check_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,25 +40,21 @@ MAX_NAME_BYTES = 255
 
 def check_name(name: object) -> str:
     """``name`` if it can be part of a key, else a :class:`ValidationError` that says why."""
-    if not isinstance(name, str) or not name.strip():
-        raise ValidationError(f"counter name must be a non-empty string, e.g. 'page-views'; got {name!r}")
-    if "#" in name:
-        raise ValidationError(f"counter name {name!r} contains '#', the key separator; use e.g. '-' instead")
-    if name != name.strip() or any(not ch.isprintable() for ch in name):
-        raise ValidationError(f"counter name {name!r} has surrounding spaces or control characters; remove them")
-    if len(name.encode("utf-8")) > MAX_NAME_BYTES:
-        raise ValidationError(f"counter name is {len(name.encode())} bytes; keep it to {MAX_NAME_BYTES}")
-    return name
+    text = check_text("counter name", name, hint="e.g. 'page-views'")
+    if "#" in text:
+        raise ValidationError(f"counter name {text!r} contains '#', the key separator; use e.g. '-' instead")
+    if text != text.strip() or any(not ch.isprintable() for ch in text):
+        raise ValidationError(f"counter name {text!r} has surrounding spaces or control characters; remove them")
+    if len(text.encode("utf-8")) > MAX_NAME_BYTES:
+        raise ValidationError(f"counter name is {len(text.encode())} bytes; keep it to {MAX_NAME_BYTES}")
+    return text
 
 
 def check_shards(shards: object) -> int:
     """``shards`` if it is a whole number from 1 to the BatchGetItem limit, else a ValidationError."""
-    if isinstance(shards, bool) or not isinstance(shards, int) or not 1 <= shards <= C.MAX_BATCH_GET_KEYS:
-        raise ValidationError(
-            f"shards must be a whole number from 1 to {C.MAX_BATCH_GET_KEYS} (one BatchGetItem reads "
-            f"them all); got {shards!r}"
-        )
-    return shards
+    return check_int(
+        "shards", shards, least=1, most=C.MAX_BATCH_GET_KEYS, hint="one BatchGetItem reads them all when summing"
+    )
 
 
 @dataclass(frozen=True)
@@ -73,8 +70,7 @@ class ShardedCounter:
 
     def key(self, shard: int) -> dict[str, Any]:
         """The primary key of one shard, in DynamoDB's wire form."""
-        if isinstance(shard, bool) or not isinstance(shard, int) or not 0 <= shard < self.shards:
-            raise ValidationError(f"shard must be 0..{self.shards - 1} for counter {self.name!r}; got {shard!r}")
+        check_int("shard", shard, least=0, most=self.shards - 1, hint=f"counter {self.name!r} has {self.shards}")
         return {"PK": {"S": f"{C.COUNTER_PREFIX}{self.name}#{shard}"}, "SK": {"S": C.COUNTER_SK}}
 
     def all_keys(self) -> list[dict[str, Any]]:
@@ -95,8 +91,7 @@ def increment(
     rng: random.Random | None = None,
 ) -> int:
     """``ADD n :by`` on one shard (``shard``, or a random one); returns the shard written."""
-    if isinstance(by, bool) or not isinstance(by, int):
-        raise ValidationError(f"by must be a whole number; got {by!r}")
+    check_int("by", by)
     chosen = (rng or random).randrange(counter.shards) if shard is None else shard
     key = counter.key(chosen)  # checks the shard before any call
     client.update_item(
@@ -148,12 +143,9 @@ def choose_shards(
     """
     from .throughput import partition_limits
 
-    if not (target_writes_per_second > 0 and math.isfinite(target_writes_per_second)):
-        raise ValidationError(f"target_writes_per_second must be a positive number; got {target_writes_per_second!r}")
-    if not 0 < headroom <= 1:
-        raise ValidationError(f"headroom must be in (0, 1], e.g. 0.5; got {headroom!r}")
-    if not units_per_write > 0:
-        raise ValidationError(f"units_per_write must be positive; got {units_per_write!r}")
+    check_positive("target_writes_per_second", target_writes_per_second, "writes per second")
+    check_fraction("headroom", headroom, hint="e.g. 0.5")
+    check_positive("units_per_write", units_per_write, "write units")
     per_shard = partition_limits(scale)[1] * headroom
     shards = max(1, math.ceil(target_writes_per_second * units_per_write / per_shard))
     if shards > C.MAX_BATCH_GET_KEYS:

@@ -50,3 +50,14 @@ def test_import__old_moto_installed__one_line_error_naming_the_fix(tmp_path: Pat
     last = out.stderr.strip().splitlines()[-1]
     assert last.startswith("labkit.compat.IncompatibleDependency: labkit needs moto>=5.2.5,<5.3, found moto 5.2.0;")
     assert "python3 bootstrap.py lab" in last
+
+
+def test_moto_requirement__is_the_one_pyproject_declares() -> None:
+    """compat's range and pyproject.toml's dependency are one statement; the engine's message reuses it."""
+    from labkit.compat import INSTALL_MOTO, MOTO_REQUIREMENT
+
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert f'"{MOTO_REQUIREMENT}"' in pyproject
+    assert INSTALL_MOTO.startswith(f"labkit needs {MOTO_REQUIREMENT}; ") and "bootstrap.py" in INSTALL_MOTO
+    apply_source = (ROOT / "labkit" / "endpoint" / "apply.py").read_text(encoding="utf-8")
+    assert "INSTALL_MOTO" in apply_source and ">=5.0,<6" not in apply_source

@@ -53,7 +53,7 @@ def test_provisioned_cost__units_times_hours() -> None:
 @pytest.mark.parametrize("field", ["per_million_rru", "per_million_wru", "per_rcu_hour", "per_wcu_hour"])
 def test_prices__negative__validation_error_names_the_price(field: str) -> None:
     """A negative price is refused when the prices are made, before anything is priced."""
-    with pytest.raises(ValidationError, match=f"price {field} must be a number >= 0"):
+    with pytest.raises(ValidationError, match=f"price {field} must be a number of US dollars >= 0, not -0.01"):
         Prices(**{field: -0.01})  # type: ignore[arg-type]
 
 

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ValidationError
+from ..validation import check_int
 from .prices import DEFAULT_PRICES, HOURS_PER_MONTH, MILLION, Prices, Tally, meter, on_demand_cost
 
 if TYPE_CHECKING:
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
 def fill(client: Any, table_name: str, count: int, *, start: int = 0, item_bytes: int = 200) -> None:
     """Write items ``FILLER#start .. FILLER#count-1`` of about ``item_bytes`` each (BatchWriteItem)."""
-    if count < 0 or item_bytes < 0:
-        raise ValidationError("count and item_bytes must be >= 0")
+    check_int("count", count, least=0)
+    check_int("item_bytes", item_bytes, least=0)
     pad = "x" * max(0, item_bytes - 40)
     puts = [
         {"PutRequest": {"Item": {"PK": {"S": f"FILLER#{i:06d}"}, "SK": {"S": "ROW"}, "pad": {"S": pad}}}}

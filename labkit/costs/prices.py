@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
 from ..capacity import item_size, write_units
-from ..errors import ValidationError
+from ..validation import check_non_negative
 
 if TYPE_CHECKING:
     pass
@@ -39,9 +38,7 @@ class Prices:
 
     def __post_init__(self) -> None:
         for name in ("per_million_rru", "per_million_wru", "per_rcu_hour", "per_wcu_hour"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-                raise ValidationError(f"price {name} must be a number >= 0 (US dollars); got {value!r}")
+            check_non_negative(f"price {name}", getattr(self, name), "US dollars")
 
     def describe(self) -> str:
         return (
@@ -56,8 +53,7 @@ DEFAULT_PRICES = Prices()
 
 def _check_units(**units: float) -> None:
     for name, value in units.items():
-        if not math.isfinite(value) or value < 0:
-            raise ValidationError(f"{name} must be a number >= 0; got {value!r}")
+        check_non_negative(name, value, "")
 
 
 def on_demand_cost(read_units: float, write_units: float, prices: Prices = DEFAULT_PRICES) -> float:

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..compat import INSTALL_MOTO
 from ..errors import ConfigurationError
 from .decode import STREAMS, Request
 from .encode import ClientFault, Response, cancelled, fault_response, headers_for
@@ -48,7 +49,7 @@ try:
     from moto.iam.models import get_account_id_from
 except ImportError as _exc:  # pragma: no cover - depends on the installed moto
     raise ConfigurationError(
-        f"labkit's embedded endpoint cannot use the installed moto ({_exc}); install moto[server,dynamodb]>=5.0,<6"
+        f"labkit's embedded endpoint cannot use the installed moto ({_exc}); {INSTALL_MOTO}"
     ) from _exc
 
 DEFAULT_ACCOUNT = "123456789012"
@@ -88,7 +89,7 @@ def _prepare_moto() -> None:
     if missing or "dynamodb" not in model_data:
         raise ConfigurationError(
             f"labkit's embedded endpoint does not support moto {moto.__version__}: it lacks {', '.join(missing)}; "
-            "install moto[server,dynamodb]>=5.0,<6"
+            + INSTALL_MOTO
         )
     for service in ("dynamodb", "dynamodbstreams"):
         for cls in model_data.get(service, {}).values():

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..capacity import item_size, read_units, total_read_units, write_units
+from ..partition_keys import canonical
 from .schema import IndexSchema, TableSchema
 from .validate import Plan
-from .values import canonical
 
 WireItem = Mapping[str, Any]
 _SINGLE = {"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan"}

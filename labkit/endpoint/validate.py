@@ -15,12 +15,13 @@ from typing import Any
 
 from .. import constants as C
 from ..capacity import item_size, value_size
+from ..partition_keys import canonical
 from . import expressions as X
 from .decode import DYNAMODB, Request
 from .encode import ClientFault
 from .schema import TableSchema
 from .shapes import check_request
-from .values import canonical, check_value
+from .values import check_value
 
 SchemaOf = Callable[[str], TableSchema | None]
 

@@ -60,17 +60,6 @@ def binary(text: Any) -> bytes:
         raise ClientFault("SerializationException", "a binary value is not valid base64") from exc
 
 
-def canonical(value: Mapping[str, Any]) -> str:
-    """One string per distinct key value: S as is, N normalised, B as base64 of its bytes."""
-    ((kind, v),) = value.items()
-    if kind == "N":
-        n = number(v)
-        return "0" if n.is_zero() else str(n.normalize(_CONTEXT))
-    if kind == "B":
-        return base64.b64encode(binary(v)).decode("ascii")
-    return str(v)
-
-
 def check_value(value: Any, depth: int = 1) -> None:
     """Raise :class:`ClientFault` if DynamoDB would refuse the attribute value ``value``."""
     if not isinstance(value, dict):
@@ -141,4 +130,4 @@ def check_item(item: Mapping[str, Any]) -> None:
         check_value(value)
 
 
-__all__ = ["MAX_DEPTH", "TYPES", "binary", "canonical", "check_item", "check_value", "number"]
+__all__ = ["MAX_DEPTH", "TYPES", "binary", "check_item", "check_value", "number"]

@@ -53,7 +53,7 @@ Only ``operation`` and ``error`` are required (``"*"`` matches any data-plane op
 
 from __future__ import annotations
 
-from ..endpoint.values import canonical
+from ..partition_keys import canonical
 from .control import (
     CONTROL_OPERATIONS,
     advance_token_clock,

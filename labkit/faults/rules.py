@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from ..endpoint.hooks import Rejection, RequestInfo
-from ..endpoint.values import canonical
 from ..errors import ConfigurationError, ValidationError
+from ..partition_keys import canonical
 from .shapes import (
     CONFLICT_EXCEPTION_MESSAGE,
     CONFLICTABLE,

@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from ..errors import ValidationError
+from ..validation import check_non_negative
 from .results import FlagRead
 
 
@@ -21,8 +21,7 @@ class FlagCache:
     """
 
     def __init__(self, ttl: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
-        if ttl < 0:
-            raise ValidationError(f"cache ttl must be >= 0 seconds, got {ttl}")
+        check_non_negative("ttl", ttl)
         self.ttl = ttl
         self.clock = clock
         self.hits = 0

@@ -21,7 +21,7 @@ from .schema import version_of
 
 
 @dataclass(frozen=True)
-class _Sent:
+class SentWrite:
     """A write whose answer was lost: the version it was guarded on and the item it would make."""
 
     base: int | None
@@ -40,16 +40,20 @@ class _Sent:
         return "unknown"
 
 
-class _Lost(Exception):
-    """Internal: a write's answer was lost (carries what it would have written)."""
+class LostAnswer(Exception):
+    """A write's answer was lost: :class:`~labkit.singleton.FlagStore` catches it and re-reads.
 
-    def __init__(self, sent: _Sent, error: OutcomeUnknown) -> None:
+    Never leaves the store; carries what the write would have made (``sent``) and the labkit
+    error to raise if the re-read cannot tell (``error``).
+    """
+
+    def __init__(self, sent: SentWrite, error: OutcomeUnknown) -> None:
         super().__init__(str(error))
         self.sent = sent
         self.error = error
 
 
-def _root(error: LabkitError | None) -> BaseException | None:
+def root_cause(error: LabkitError | None) -> BaseException | None:
     """The botocore error behind a labkit error (what ``__cause__`` should show), else the error."""
     return error.__cause__ if error is not None and error.__cause__ is not None else error
 
@@ -71,4 +75,4 @@ def check_size(old_size: int, new_size: int) -> None:
         )
 
 
-__all__ = ["check_size"]
+__all__ = ["LostAnswer", "SentWrite", "check_size", "root_cause"]

@@ -30,11 +30,11 @@ from ..errors import (
     OutcomeUnknown,
     RetriesExhausted,
     Throttled,
-    ValidationError,
     error_code,
 )
+from ..validation import check_int, check_non_negative
 from .cache import FlagCache, exponential_jitter
-from .guards import _Lost, _root, _Sent, check_size
+from .guards import LostAnswer, SentWrite, check_size, root_cause
 from .results import FlagRead, UpdateResult
 from .schema import DEFAULT_SCHEMA, VERSION_ATTR, FlagSchema, version_of
 
@@ -78,10 +78,9 @@ class FlagStore:
         stale_ttl: float = 0.0,
         retry_after: float = 1.0,
     ) -> None:
-        if max_attempts < 1:
-            raise ValidationError(f"max_attempts must be at least 1, got {max_attempts}")
-        if stale_ttl < 0 or retry_after < 0:
-            raise ValidationError(f"stale_ttl and retry_after must be >= 0 seconds, got {stale_ttl} and {retry_after}")
+        check_int("max_attempts", max_attempts, least=1)
+        check_non_negative("stale_ttl", stale_ttl)
+        check_non_negative("retry_after", retry_after)
         self.stale_ttl = stale_ttl
         self.retry_after = retry_after
         self.client = client
@@ -244,7 +243,7 @@ class FlagStore:
     def _apply(self, make: Callable[[Flags], Flags], what: str) -> UpdateResult:
         """The optimistic-locking loop: read, compute, conditional write; retry on conflict."""
         last: LabkitError | None = None
-        sent: _Sent | None = None
+        sent: SentWrite | None = None
         for attempt in range(1, self.max_attempts + 1):
             current = self.read_item()
             if sent is not None:
@@ -254,13 +253,13 @@ class FlagStore:
                     flags, _ = self.schema.decode(from_wire(sent.expected))
                     return UpdateResult(flags, (sent.base or 0) + 1, attempt - 1, created=sent.base is None)
                 if verdict == "unknown":
-                    raise self._unknown(what) from _root(last)
+                    raise self._unknown(what) from root_cause(last)
                 sent = None
             flags, _ = self.schema.decode(from_wire(current) if current is not None else {})
             wanted = make(flags)
             try:
                 result = self._create(wanted, attempt) if current is None else self._update(current, wanted, attempt)
-            except _Lost as lost:
+            except LostAnswer as lost:
                 sent, last = lost.sent, lost.error
                 continue
             except ConflictError as exc:
@@ -273,13 +272,13 @@ class FlagStore:
             self.cache.invalidate()
             return result
         if sent is not None:
-            raise self._unknown(what) from _root(last)
+            raise self._unknown(what) from root_cause(last)
         raise RetriesExhausted(
             f"gave up changing {what} after {self.max_attempts} attempts: another writer "
             "changed the settings item every time; nothing of this change was written. "
             "Retry later, or raise max_attempts.",
             self.max_attempts,
-        ) from _root(last)
+        ) from root_cause(last)
 
     def _unknown(self, what: str) -> OutcomeUnknown:
         return OutcomeUnknown(
@@ -288,20 +287,20 @@ class FlagStore:
             "(store.read(use_cache=False)) and decide; do not blindly apply the change again."
         )
 
-    def _send(self, sent: _Sent, action: str, call: Callable[[], Any]) -> Any:
-        """Make a write call; a lost answer becomes _Lost (resolved by the caller's loop)."""
+    def _send(self, sent: SentWrite, action: str, call: Callable[[], Any]) -> Any:
+        """Make a write call; a lost answer becomes LostAnswer (resolved by the caller's loop)."""
         try:
             with map_errors(action, self.table_name):
                 return call()
         except OutcomeUnknown as exc:
-            raise _Lost(sent, exc) from exc
+            raise LostAnswer(sent, exc) from exc
 
     def _create(self, wanted: Flags, attempt: int) -> UpdateResult:
         item = {"PK": self.pk, "SK": self.sk, **self.schema.defaults(), **wanted, VERSION_ATTR: 1}
         wire = to_wire(item)
         check_size(0, item_size(wire))
         self._send(
-            _Sent(None, wire),
+            SentWrite(None, wire),
             "PutItem",
             lambda: self.client.put_item(
                 TableName=self.table_name, Item=wire, ConditionExpression="attribute_not_exists(PK)"
@@ -326,7 +325,7 @@ class FlagStore:
             condition = "#ver = :cur"
             values[":cur"] = serialize(cur_version)
         out = self._send(
-            _Sent(cur_version if cur_version is not None else 0, new_wire),
+            SentWrite(cur_version if cur_version is not None else 0, new_wire),
             "UpdateItem",
             lambda: self.client.update_item(
                 TableName=self.table_name,
@@ -353,7 +352,7 @@ class FlagStore:
         wanted = self.schema.validate({**(changes or {}), **kw}) if (changes or kw) else {}
         try:
             result = self._create(wanted, 1)
-        except _Lost as lost:
+        except LostAnswer as lost:
             if lost.sent.verdict(self.read_item()) != "ours":
                 raise lost.error from lost.error.__cause__
             result = UpdateResult(self.schema.decode(from_wire(lost.sent.expected))[0], 1, 1, created=True)

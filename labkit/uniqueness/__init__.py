@@ -21,7 +21,7 @@ Modules: ``keys``, ``normalise`` (and the look-alike policy), ``reasons`` (namin
 transaction's reasons), ``registry`` (sign-up), ``lifecycle`` (change, delete), ``resend`` (pinned-token
 retries), ``store``
 (:class:`UniqueRegistry`), ``checks`` (invariants on the table), ``audit`` (audit and repair),
-``inspect`` (DataFrames), ``antipatterns``, ``faults`` (lose a response).
+``inspect`` (DataFrames), ``antipatterns``, ``lost_response`` (lose an answer on purpose).
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from .antipatterns import (
     send_seed_transaction,
 )
 from .audit import AuditReport, RepairReport, audit, repair
-from .faults import lose_next_response
 from .inspect import account_items, table_items
 from .keys import (
     DEFAULT_FIELDS,
@@ -50,6 +49,7 @@ from .keys import (
     split_parts,
 )
 from .lifecycle import change_email, change_username, change_value, delete_account, get_account
+from .lost_response import lose_next_response
 from .normalise import normalise, normalise_email, normalise_username, normalise_value
 from .reasons import translate_error
 from .registry import Registration, prepare_registration, register, submit, taken_values

@@ -12,9 +12,9 @@ from ..errors import (
     ValidationError,
     ValueTaken,
 )
-from .keys import _check_account_id, account_key
+from .keys import account_key, check_account_id
 from .normalise import normalise_email, normalise_value
-from .reasons import _Slot, named_errors
+from .reasons import Slot, named_errors
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -73,7 +73,7 @@ def register_check_then_write(
     }
     if read not in ("index", "scan"):
         raise ValidationError(f"read must be 'index' or 'scan', not {read!r}")
-    new_id = _check_account_id(account_id) if account_id is not None else uuid.uuid4().hex
+    new_id = check_account_id(account_id) if account_id is not None else uuid.uuid4().hex
     if email_in_use(client, table, values["email"], read=read):
         raise ValueTaken({"email": values["email"]})
     item = {**account_key(new_id), "id": new_id, **values}
@@ -137,9 +137,9 @@ def seed_transaction(table: str) -> dict[str, Any]:
 def send_seed_transaction(client: DynamoDBClient, table: str) -> None:
     """Send the article's request as written (no token); a second send is cancelled."""
     slots = [
-        _Slot("create", "account ACCT#a1f9c3"),
-        _Slot("claim", "email marker", "email", "ada@lovelace.io"),
-        _Slot("claim", "username marker", "username", "ada"),
+        Slot("create", "account ACCT#a1f9c3"),
+        Slot("claim", "email marker", "email", "ada@lovelace.io"),
+        Slot("claim", "username marker", "username", "ada"),
     ]
     with named_errors("sending the article's transaction", table, slots):
         client.transact_write_items(**seed_transaction(table))

@@ -22,17 +22,17 @@ from .keys import (
     DEFAULT_FIELDS,
     Fields,
     FieldSpec,
-    _condition,
     account_key,
     check_fields,
     check_token,
+    condition_params,
     holds,
     marker_item,
     marker_key,
     spec_of,
     split_parts,
 )
-from .reasons import _Slot, _transact
+from .reasons import Slot, transact
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -83,7 +83,7 @@ def audit(client: DynamoDBClient, table: str, *, fields: Fields = DEFAULT_FIELDS
     items = table_items(client, table)
     if items.empty:
         items = pd.DataFrame(columns=["PK", "SK"])
-    rows, labels = checks._expand(items, fields)
+    rows, labels = checks.expand_rows(items, fields)
     owners = [checks.several_owners(rows, f) for f in labels]
     return AuditReport(
         orphan_markers=checks.orphan_markers(items, fields),
@@ -163,7 +163,7 @@ def _parts(spec: FieldSpec, value: str) -> dict[str, str]:
 def _fix(
     client: DynamoDBClient,
     actions: list[dict[str, Any]],
-    slots: list[_Slot],
+    slots: list[Slot],
     what: str,
     done: RepairReport,
     made: list[str],
@@ -171,7 +171,7 @@ def _fix(
 ) -> None:
     """Send one guarded fix; a guard that no longer holds becomes a reported conflict."""
     try:
-        _transact(client, actions, slots, check_token(None), what)
+        transact(client, actions, slots, check_token(None), what)
     except (ConflictError, TransactionCancelled) as exc:
         done.conflicts.append(str(exc))
     else:
@@ -185,7 +185,7 @@ def _adopt(
     pk, attribute, value = str(claimant["marker"]), str(claimant["attribute"]), str(claimant["value"])
     spec = spec_of(fields, attribute)
     account_id = str(claimant["account"])[len(C.ACCOUNT_PREFIX) :]
-    cond = _condition(Attr("owner").not_exists())
+    cond = condition_params(Attr("owner").not_exists())
     record: dict[str, Any] = {"owner": account_id, "field": attribute, "value": value}
     if not isinstance(spec, str):
         record["parts"] = _parts(spec, value)
@@ -207,11 +207,11 @@ def _adopt(
             "ConditionCheck": {
                 "TableName": table,
                 "Key": to_wire(account_key(account_id)),
-                **_condition(holds(spec, value)),
+                **condition_params(holds(spec, value)),
             }
         },
     ]
-    slots = [_Slot("check", f"marker {pk} without owner"), _Slot("check", f"account {account_id} holding {value!r}")]
+    slots = [Slot("check", f"marker {pk} without owner"), Slot("check", f"account {account_id} holding {value!r}")]
     _fix(client, actions, slots, f"adopting marker {pk}", done, done.adopted, pk)
 
 
@@ -222,14 +222,20 @@ def _repair_orphan(
     key = {"PK": pk, "SK": C.MARKER_SK}
     has_owner = isinstance(owner, str) and owner != ""
     guard = Attr("owner").eq(owner) if has_owner else Attr("owner").not_exists()
-    actions: list[dict[str, Any]] = [{"Delete": {"TableName": table, "Key": to_wire(key), **_condition(guard)}}]
-    slots = [_Slot("check", f"marker {pk} with owner {owner!r}")]
+    actions: list[dict[str, Any]] = [{"Delete": {"TableName": table, "Key": to_wire(key), **condition_params(guard)}}]
+    slots = [Slot("check", f"marker {pk} with owner {owner!r}")]
     if has_owner:
         still_free = Attr("PK").not_exists() | ~holds(spec_of(fields, str(row["attribute"])), str(row["value"]))
         actions.append(
-            {"ConditionCheck": {"TableName": table, "Key": to_wire(account_key(str(owner))), **_condition(still_free)}}
+            {
+                "ConditionCheck": {
+                    "TableName": table,
+                    "Key": to_wire(account_key(str(owner))),
+                    **condition_params(still_free),
+                }
+            }
         )
-        slots.append(_Slot("check", f"account {owner} not holding {row['value']!r}"))
+        slots.append(Slot("check", f"account {owner} not holding {row['value']!r}"))
     _fix(client, actions, slots, f"deleting orphan marker {pk}", done, done.deleted, pk)
 
 
@@ -246,16 +252,16 @@ def _repair_missing(
             "ConditionCheck": {
                 "TableName": table,
                 "Key": to_wire(account_key(account_id)),
-                **_condition(holds(spec, value)),
+                **condition_params(holds(spec, value)),
             }
         },
     ]
     slots = [
-        _Slot("claim", f"{attribute} marker", attribute, value),
-        _Slot("check", f"account {account_id} holding {value!r}"),
+        Slot("claim", f"{attribute} marker", attribute, value),
+        Slot("check", f"account {account_id} holding {value!r}"),
     ]
     try:
-        _transact(client, actions, slots, check_token(None), f"creating marker {item['PK']}")
+        transact(client, actions, slots, check_token(None), f"creating marker {item['PK']}")
     except ValueTaken:
         done.conflicts.append(
             f"{item['PK']} belongs to another owner; not overwritten — change {account_pk}'s "

@@ -76,8 +76,8 @@ def _markers(rows: list[dict[str, Any]], namespaces: Mapping[str, str]) -> list[
     return out
 
 
-def _expand(items: Items, namespaces: Fields) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """Rows and a label -> namespace map; accounts get each composite's value under its label."""
+def expand_rows(items: Items, namespaces: Fields) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The items as rows and a label -> namespace map; an account row gets each composite's value under its label."""
     if not namespaces:
         raise ValidationError("namespaces is empty; pass e.g. {'email': 'EMAIL'}")
     rows = _records(items)
@@ -112,7 +112,7 @@ def orphan_markers(items: Items, namespaces: Fields = DEFAULT_NAMESPACES) -> pd.
     ``kind`` is ``ownerless_marker`` (no ``owner`` attribute; ``holders`` lists the accounts that
     hold its value) or ``orphan_marker`` (the owner account is gone or holds another value).
     """
-    rows, labels = _expand(items, namespaces)
+    rows, labels = expand_rows(items, namespaces)
     accounts = {_account_id(a): a for a in _accounts(rows)}
     found = []
     for m in _markers(rows, labels):
@@ -153,7 +153,7 @@ def missing_markers(items: Items, namespaces: Fields = DEFAULT_NAMESPACES) -> pd
     (the marker belongs to another account). A marker that exists without an owner is not
     reported here: :func:`orphan_markers` reports it once, as ``ownerless_marker``.
     """
-    rows, labels = _expand(items, namespaces)
+    rows, labels = expand_rows(items, namespaces)
     markers = {(m["namespace"], m["value"]): m for m in _markers(rows, labels)}
     found = []
     for account in _accounts(rows):
@@ -207,7 +207,7 @@ def check_uniqueness(items: Items, namespaces: Fields = DEFAULT_NAMESPACES) -> p
     ``missing_marker`` (an account's value has no marker item) and ``marker_owned_by_other``
     (the value's marker belongs to another account).
     """
-    rows, labels = _expand(items, namespaces)
+    rows, labels = expand_rows(items, namespaces)
     found: list[Finding] = []
     for attribute in labels:
         for d in several_owners(rows, attribute).to_dict("records"):
@@ -234,6 +234,7 @@ __all__ = [
     "FINDING_COLUMNS",
     "Finding",
     "check_uniqueness",
+    "expand_rows",
     "findings_frame",
     "missing_markers",
     "orphan_markers",

@@ -9,7 +9,7 @@ import pandas as pd
 from ..codec import from_wire, to_wire
 from ..table import items_frame, scan_rows
 from .keys import DEFAULT_FIELDS, Fields, attributes, field_value, label, marker_key
-from .lifecycle import _require_account
+from .lifecycle import require_account
 from .reasons import named_errors
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ def account_items(
     fields: Fields = DEFAULT_FIELDS,
 ) -> pd.DataFrame:
     """The account and its markers side by side; a missing marker shows ``present=False``."""
-    account = _require_account(client, table, account_id)
+    account = require_account(client, table, account_id)
     rows: list[dict[str, Any]] = [{**account, "present": True}]
     for spec, namespace in fields.items():
         value = field_value(spec, account)

@@ -6,18 +6,14 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from boto3.dynamodb.conditions import Attr, ConditionBase, ConditionExpressionBuilder
 
 from .. import constants as C
 from ..codec import to_wire
-from ..errors import (
-    ValidationError,
-)
-
-if TYPE_CHECKING:
-    pass
+from ..errors import ValidationError
+from ..validation import check_text
 
 #: A unique field: one attribute (``"email"``) or a composite of several (``("tenant", "email")``).
 FieldSpec = str | tuple[str, ...]
@@ -114,7 +110,7 @@ def holds(spec: FieldSpec, value: str) -> ConditionBase:
 
 def namespace_for(attribute: str, fields: Mapping[FieldSpec, str]) -> str:
     """The namespace a value of ``attribute`` is checked against (its own, else its composite's)."""
-    return fields[attribute] if attribute in fields else fields[_check_field(attribute, fields)[0]]
+    return fields[attribute] if attribute in fields else fields[check_field(attribute, fields)[0]]
 
 
 def check_key_length(spec: FieldSpec, namespace: str, value: str) -> None:
@@ -133,8 +129,8 @@ def spec_of(fields: Mapping[FieldSpec, str], name: str) -> FieldSpec:
     return next(spec for spec in fields if label(spec) == name)
 
 
-def _condition(cond: ConditionBase) -> dict[str, Any]:
-    """ConditionExpression + typed placeholders for one transaction action."""
+def condition_params(cond: ConditionBase) -> dict[str, Any]:
+    """``ConditionExpression`` and its typed placeholders, to spread into one transaction action."""
     built = ConditionExpressionBuilder().build_expression(cond)
     out: dict[str, Any] = {
         "ConditionExpression": built.condition_expression,
@@ -191,16 +187,16 @@ def check_token(token: str | None) -> str:
     return token
 
 
-def _check_account_id(account_id: str) -> str:
-    if not isinstance(account_id, str) or not account_id.strip():
-        raise ValidationError("account_id must be a non-empty string; nothing was written")
+def check_account_id(account_id: str) -> str:
+    """``account_id`` if it can be part of an account's key (ValidationError, nothing written, if not)."""
+    check_text("account_id", account_id, hint="nothing was written")
     if len(account_key(account_id)["PK"].encode("utf-8")) > C.MAX_PARTITION_KEY_BYTES:
         raise ValidationError("account_id is too long for a partition key; nothing was written")
     return account_id
 
 
-def _check_field(field_name: str, fields: Fields) -> list[FieldSpec]:
-    """The unique fields that use attribute ``field_name`` (ValidationError if none does)."""
+def check_field(field_name: str, fields: Fields) -> list[FieldSpec]:
+    """The unique fields that use attribute ``field_name``; ValidationError (nothing written) if none does."""
     using = [spec for spec in fields if field_name in parts_of(spec)]
     if not using:
         raise ValidationError(
@@ -218,14 +214,19 @@ __all__ = [
     "RESERVED_ATTRIBUTES",
     "account_key",
     "attributes",
+    "check_account_id",
+    "check_field",
     "check_fields",
+    "check_key_length",
+    "check_token",
+    "condition_params",
     "field_value",
     "holds",
     "join_parts",
     "label",
-    "check_token",
     "marker_item",
     "marker_key",
+    "namespace_for",
     "parts_of",
     "spec_of",
     "split_parts",

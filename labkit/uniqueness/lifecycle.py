@@ -8,21 +8,19 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.conditions import Attr, ConditionBase
 
 from ..codec import from_wire, to_wire
-from ..errors import (
-    NotFound,
-)
+from ..errors import NotFound
 from .keys import (
     DEFAULT_FIELDS,
     Fields,
     FieldSpec,
-    _check_account_id,
-    _check_field,
-    _condition,
     account_key,
     attributes,
+    check_account_id,
+    check_field,
     check_fields,
     check_key_length,
     check_token,
+    condition_params,
     field_value,
     label,
     marker_item,
@@ -30,7 +28,7 @@ from .keys import (
     namespace_for,
 )
 from .normalise import normalise_value
-from .reasons import _Slot, named_errors
+from .reasons import Slot, named_errors
 from .resend import Prepared, send_once
 
 if TYPE_CHECKING:
@@ -45,7 +43,8 @@ def get_account(client: DynamoDBClient, table: str, account_id: str) -> dict[str
     return from_wire(item) if item else None
 
 
-def _require_account(client: DynamoDBClient, table: str, account_id: str) -> dict[str, Any]:
+def require_account(client: DynamoDBClient, table: str, account_id: str) -> dict[str, Any]:
+    """The account item (strongly consistent read); :class:`NotFound` if there is none."""
     account = get_account(client, table, account_id)
     if account is None:
         raise NotFound(f"account {account_id!r} does not exist; check the id (register it first)")
@@ -73,10 +72,10 @@ def change_value(
     identical request is resent, so DynamoDB applies it once and the retry returns True too.
     """
     fields = check_fields(fields)
-    _check_field(field_name, fields)
+    check_field(field_name, fields)
     value = normalise_value(field_name, new_value, namespace_for(field_name, fields))
     request_token = check_token(token)
-    _check_account_id(account_id)
+    check_account_id(account_id)
     key = ("change", table, request_token, account_id, field_name, value)
     return send_once(
         client,
@@ -90,15 +89,15 @@ def change_value(
 def _prepare_change(
     client: DynamoDBClient, table: str, account_id: str, field_name: str, value: str, fields: Mapping[FieldSpec, str]
 ) -> Prepared[bool] | bool:
-    account = _require_account(client, table, account_id)
+    account = require_account(client, table, account_id)
     old = account.get(field_name)
     if old == value:
         return False
     after = {**account, field_name: value}
     actions: list[dict[str, Any]] = []
-    slots: list[_Slot] = []
+    slots: list[Slot] = []
     guard: ConditionBase = Attr(field_name).eq(old) if old is not None else Attr(field_name).not_exists()
-    for spec in _check_field(field_name, fields):
+    for spec in check_field(field_name, fields):
         name, namespace = label(spec), fields[spec]
         new_v, old_v = field_value(spec, after), field_value(spec, account)
         if new_v is not None:
@@ -108,14 +107,14 @@ def _prepare_change(
             actions.append(
                 {"Put": {"TableName": table, "Item": to_wire(item), "ConditionExpression": "attribute_not_exists(PK)"}}
             )
-            slots.append(_Slot("claim", f"new {name} marker", name, new_v))
+            slots.append(Slot("claim", f"new {name} marker", name, new_v))
         if old_v is not None:
-            owned = _condition(Attr("owner").eq(account_id))
+            owned = condition_params(Attr("owner").eq(account_id))
             actions.append({"Delete": {"TableName": table, "Key": to_wire(marker_key(namespace, old_v)), **owned}})
-            slots.append(_Slot("release", f"the old {name} marker {old_v!r} owned by {account_id}"))
+            slots.append(Slot("release", f"the old {name} marker {old_v!r} owned by {account_id}"))
         for other in (a for a in spec if a != field_name and not isinstance(spec, str)):
             guard = guard & (Attr(other).eq(account[other]) if other in account else Attr(other).not_exists())
-    cond = _condition(guard)
+    cond = condition_params(guard)
     actions.append(
         {
             "Update": {
@@ -134,7 +133,7 @@ def _prepare_change(
             }
         }
     )
-    slots.append(_Slot("guard", f"account {account_id} with {field_name} {old!r}"))
+    slots.append(Slot("guard", f"account {account_id} with {field_name} {old!r}"))
     return Prepared(actions, slots, f"changing {field_name} of {account_id}", True)
 
 
@@ -176,7 +175,7 @@ def delete_account(
     """
     fields = check_fields(fields)
     request_token = check_token(token)
-    _check_account_id(account_id)
+    check_account_id(account_id)
     key = ("delete", table, request_token, account_id, tuple(fields.items()))
     return send_once(
         client, key, request_token, token is not None, lambda: _prepare_delete(client, table, account_id, fields)
@@ -186,7 +185,7 @@ def delete_account(
 def _prepare_delete(
     client: DynamoDBClient, table: str, account_id: str, fields: Mapping[FieldSpec, str]
 ) -> Prepared[dict[str, Any]]:
-    account = _require_account(client, table, account_id)
+    account = require_account(client, table, account_id)
     held = {f: str(account[f]) for f in attributes(fields) if f in account}
     guard: ConditionBase = Attr("PK").exists()
     for f, v in held.items():
@@ -196,11 +195,11 @@ def _prepare_delete(
             "Delete": {
                 "TableName": table,
                 "Key": to_wire(account_key(account_id)),
-                **_condition(guard),
+                **condition_params(guard),
             }
         }
     ]
-    slots = [_Slot("guard", f"account {account_id} with {held}")]
+    slots = [Slot("guard", f"account {account_id} with {held}")]
     for spec, namespace in fields.items():
         marker_value = field_value(spec, held)
         if marker_value is None:
@@ -210,12 +209,12 @@ def _prepare_delete(
                 "Delete": {
                     "TableName": table,
                     "Key": to_wire(marker_key(namespace, marker_value)),
-                    **_condition(Attr("owner").eq(account_id)),
+                    **condition_params(Attr("owner").eq(account_id)),
                 }
             }
         )
-        slots.append(_Slot("release", f"the {label(spec)} marker {marker_value!r} owned by {account_id}"))
+        slots.append(Slot("release", f"the {label(spec)} marker {marker_value!r} owned by {account_id}"))
     return Prepared(actions, slots, f"deleting account {account_id}", account)
 
 
-__all__ = ["change_email", "change_username", "change_value", "delete_account", "get_account"]
+__all__ = ["change_email", "change_username", "change_value", "delete_account", "get_account", "require_account"]

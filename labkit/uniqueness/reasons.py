@@ -22,8 +22,13 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class _Slot:
-    """What one action of a transaction means, so a cancellation reason can be named."""
+class Slot:
+    """What one action of a transaction means, so its cancellation reason can be named.
+
+    ``role``: ``create`` (the account's own Put), ``claim`` (a marker Put: failing means the value
+    is taken), ``release`` / ``guard`` / ``check`` (a condition that no longer holds: stale).
+    ``what`` names the item in messages; ``field`` and ``value`` name a claimed value.
+    """
 
     role: Literal["create", "claim", "release", "guard", "check"]
     what: str
@@ -31,7 +36,7 @@ class _Slot:
     value: str = ""
 
 
-def _named(exc: ClientError, slots: Sequence[_Slot], what: str) -> LabkitError | None:
+def _named(exc: ClientError, slots: Sequence[Slot], what: str) -> LabkitError | None:
     """The precise error for a cancelled uniqueness transaction, or None to use the general mapping."""
     if error_code(exc) != "TransactionCanceledException":
         return None
@@ -70,21 +75,25 @@ def _named(exc: ClientError, slots: Sequence[_Slot], what: str) -> LabkitError |
     return None
 
 
-def translate_error(exc: ClientError, slots: Sequence[_Slot], what: str) -> LabkitError:
+def translate_error(exc: ClientError, slots: Sequence[Slot], what: str) -> LabkitError:
     """Map a failed call to labkit's error tree, naming the field or item each reason points at."""
     return _named(exc, slots, what) or from_client_error(exc, what)
 
 
-def named_errors(what: str, table: str | None = None, slots: Sequence[_Slot] = ()) -> AbstractContextManager[None]:
+def named_errors(what: str, table: str | None = None, slots: Sequence[Slot] = ()) -> AbstractContextManager[None]:
     """:func:`~labkit._errors_map.map_errors`, naming cancellation reasons after ``slots``."""
     return map_errors(what, table, translate=lambda exc: _named(exc, slots, what))
 
 
-def _transact(client: DynamoDBClient, actions: list[dict[str, Any]], slots: list[_Slot], token: str, what: str) -> None:
-    """Send one TransactWriteItems with ``token``; failures named after ``slots``."""
+def transact(client: DynamoDBClient, actions: list[dict[str, Any]], slots: list[Slot], token: str, what: str) -> None:
+    """Send one TransactWriteItems with ``token``; a failure is raised named after ``slots``.
+
+    ``actions[i]`` is described by ``slots[i]``; this is the only place the uniqueness pattern
+    sends a write transaction.
+    """
     with named_errors(what, None, slots):
         items = cast("list[TransactWriteItemTypeDef]", actions)
         client.transact_write_items(TransactItems=items, ClientRequestToken=token)
 
 
-__all__ = ["named_errors", "translate_error"]
+__all__ = ["Slot", "named_errors", "transact", "translate_error"]

@@ -18,13 +18,13 @@ from ..errors import (
 from . import keys
 from .keys import (
     DEFAULT_FIELDS,
-    _check_account_id,
-    _check_field,
     account_key,
+    check_account_id,
+    check_field,
     check_fields,
 )
 from .normalise import normalise_value
-from .reasons import _Slot, _transact, named_errors
+from .reasons import Slot, named_errors, transact
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -83,10 +83,10 @@ class Registration:
         """The complete TransactWriteItems request, token included."""
         return {"TransactItems": self.transact_items(table), "ClientRequestToken": self.token}
 
-    def _slots(self) -> list[_Slot]:
+    def _slots(self) -> list[Slot]:
         pk = account_key(self.account_id)["PK"]
-        return [_Slot("create", f"account {pk}")] + [
-            _Slot("claim", f"{f} marker", f, v) for f, v in self.markers().items()
+        return [Slot("create", f"account {pk}")] + [
+            Slot("claim", f"{f} marker", f, v) for f, v in self.markers().items()
         ]
 
 
@@ -109,7 +109,7 @@ def prepare_registration(
     pairs = list(values.items() if isinstance(values, Mapping) else values) + list(named.items())
     given: dict[str, str] = {}
     for name, raw in pairs:
-        _check_field(name, fields)
+        check_field(name, fields)
         if name in given:
             raise ValidationError(f"field {name!r} given twice; give each unique field once")
         given[name] = raw
@@ -128,7 +128,7 @@ def prepare_registration(
             "labkit. Nothing was written"
         )
     registration = Registration(
-        account_id=_check_account_id(account_id) if account_id is not None else uuid.uuid4().hex,
+        account_id=check_account_id(account_id) if account_id is not None else uuid.uuid4().hex,
         values={f: normalise_value(f, given[f], keys.namespace_for(f, fields)) for f in names},
         namespaces=dict(fields),
         token=keys.check_token(token),
@@ -178,7 +178,7 @@ def submit(
         taken = taken_values(client, table, registration)
         if taken:
             raise ValueTaken(taken)
-    _transact(
+    transact(
         client,
         registration.transact_items(table),
         registration._slots(),

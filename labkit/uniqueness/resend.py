@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .. import constants as C
-from .reasons import _Slot, _transact
+from .reasons import Slot, transact
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -35,7 +35,7 @@ class Prepared(Generic[T]):
     """One transaction ready to send (or resend): actions, what each means, what it returns."""
 
     actions: list[dict[str, Any]]
-    slots: list[_Slot]
+    slots: list[Slot]
     what: str
     result: T
 
@@ -79,7 +79,7 @@ def send_once(
         return prepared
     if pinned:
         _REMEMBERED.put(key, prepared)
-    _transact(client, prepared.actions, prepared.slots, token, prepared.what)
+    transact(client, prepared.actions, prepared.slots, token, prepared.what)
     result: T = prepared.result
     return result
 
