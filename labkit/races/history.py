@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..constants import READ_OPERATIONS, WRITE_OPERATIONS
 from ..errors import ValidationError
-from ..validation import check_int
+from ..validation import check_columns, check_int
 
 #: Columns of a history DataFrame, in order.
 HISTORY_COLUMNS = ("actor", "seq", "turn", "operation", "key", "start", "end", "outcome", "retries", "injected")
@@ -55,9 +55,8 @@ def overwrites(history: pd.DataFrame) -> pd.DataFrame:
     string; calls that overlap in time are never counted. Columns: key, actor, read_seq,
     write_seq, other_actor, other_seq.
     """
-    needed = {"actor", "seq", "operation", "key", "start", "end", "outcome"}
-    if missing := needed - set(history.columns):
-        raise ValidationError(f"history lacks columns {sorted(missing)}; pass res.history")
+    needed = ("actor", "seq", "operation", "key", "start", "end", "outcome")
+    check_columns("overwrites", history.columns, needed, hint="pass res.history")
     calls = [c for c in history.to_dict("records") if c["outcome"] == "ok"]
     reads = [c for c in calls if c["operation"] in READ_OPERATIONS]
     writes = [c for c in calls if c["operation"] in WRITE_OPERATIONS]
