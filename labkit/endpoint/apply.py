@@ -7,9 +7,11 @@ check every condition before writing and restore what they wrote if a write fail
 UpdateItem leaves its item as it was. What a request touched is reported as plain data.
 
 When a MotoStore is created, :func:`_prepare_moto` checks moto's internals (else one-line
-:class:`~labkit.errors.ConfigurationError`) and changes three: moto's registry of every model
+:class:`~labkit.errors.ConfigurationError`) and changes five: moto's registry of every model
 instance (the leak: 3 items per UpdateItem, forever) is off for DynamoDB's models; moto's
-405,000-byte item cap is lifted (validate checks DynamoDB's 409,600); TransactGetItems takes 100.
+405,000-byte item cap is lifted (validate checks DynamoDB's 409,600); TransactGetItems takes 100;
+``+`` and ``-`` on numbers are exact (:mod:`labkit.numbers`) and moto's float-based number range
+check is off (``values.py`` checks DynamoDB's range exactly).
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ import json
 import re
 import sys
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import numbers
 from ..compat import INSTALL_MOTO
 from ..errors import ConfigurationError
 from .atomic import AtomicBackend
@@ -45,7 +48,8 @@ try:
     from moto.core.request import Request as MotoRequest
     from moto.core.utils import camelcase_to_underscores
     from moto.dynamodb.models import dynamodb_backends
-    from moto.dynamodb.models.dynamo_type import Item, LimitedSizeDict
+    from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
+    from moto.dynamodb.models.table import Table
     from moto.dynamodb.models.utilities import dynamo_to_dict
     from moto.dynamodb.responses import DynamoHandler
     from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
@@ -84,6 +88,7 @@ def _prepare_moto() -> None:
         (BaseModel, "__new__"),
         (Item, "__init__"),
         (LimitedSizeDict, "__setitem__"),
+        (Table, "_validate_number_type"),
         (_moto_responses, "TRANSACTION_MAX_ITEMS"),
         *((DynamoHandler, method) for method in FAST_OPERATIONS.values()),
         (DynamoHandler, "dispatch"),
@@ -101,7 +106,29 @@ def _prepare_moto() -> None:
             cls.instances_tracked = []  # type: ignore[attr-defined]
     LimitedSizeDict.__setitem__ = dict.__setitem__  # type: ignore[method-assign]
     _moto_responses.TRANSACTION_MAX_ITEMS = 100
+    DynamoType.__add__ = _arithmetic(DynamoType.__add__, numbers.add)  # type: ignore[method-assign]
+    DynamoType.__sub__ = _arithmetic(DynamoType.__sub__, numbers.subtract)  # type: ignore[method-assign]
+    Table._validate_number_type = _unchecked  # type: ignore[method-assign]  # float-based; values.py is exact
     _prepared = True
+
+
+def _arithmetic(moto_operator: Any, exact: Callable[[str, str], str]) -> Any:
+    """moto's ``+``/``-`` on two numbers, done exactly and written as DynamoDB stores numbers
+    (moto's Decimal arithmetic rounds to 28 digits and may answer ``3.0E+2``)."""
+
+    def operator(self: Any, other: Any) -> Any:
+        if getattr(self, "type", None) != "N" or getattr(other, "type", None) != "N":
+            return moto_operator(self, other)
+        try:
+            return DynamoType({"N": exact(self.value, other.value)})
+        except numbers.NumberError as exc:
+            raise ClientFault("ValidationException", str(exc)) from exc
+
+    return operator
+
+
+def _unchecked(self: Any, value: Any) -> None:
+    """moto's number check compares floats (9.99...E+125 written out overflows); the engine checked it exactly."""
 
 
 def _new(cls: type, *args: Any, **kwargs: Any) -> Any:
