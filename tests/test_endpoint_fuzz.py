@@ -18,6 +18,7 @@ from engine_support import make_table, post, raw_client, scan_all
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 
 EXAMPLES = 250  # LABKIT_FUZZ_EXAMPLES=5000 for a deeper local run
@@ -35,7 +36,7 @@ TABLE = "labkit-fuzz-table"  # replaced by the module's real table name when sen
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[EmbeddedEndpoint]:
-    with EmbeddedEndpoint() as ep:
+    with start_endpoint() as ep:
         yield ep
 
 
