@@ -44,7 +44,6 @@ hook contract and the engine's public methods.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -52,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 from . import constants as C
 from .engine_hooks import Rejection, RequestInfo
 from .errors import ValidationError
+from .validation import check_fraction, check_positive
 
 if TYPE_CHECKING:
     from .endpoint.engine import DynamoEngine
@@ -63,17 +63,13 @@ READ, WRITE = "Read", "Write"
 
 
 def check_scale(scale: object) -> float:
-    """``scale`` as a float in (0, 1], or a :class:`ValidationError` saying what to pass."""
+    """``scale`` (a number, or a tag's text such as ``"0.05"``) as a float in (0, 1], or a
+    :class:`ValidationError` saying what to pass."""
     try:
-        value = float(scale)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        value = math.nan
-    if not (0 < value <= 1):
-        raise ValidationError(
-            f"partition scale must be a number in (0, 1], e.g. 0.05 for 1/20 of DynamoDB's "
-            f"per-partition limits; got {scale!r}"
-        )
-    return value
+        value: object = float(scale) if isinstance(scale, str) else scale
+    except ValueError:
+        value = scale
+    return check_fraction("partition scale", value, hint="e.g. 0.05 for 1/20 of DynamoDB's per-partition limits")
 
 
 def partition_limits(scale: float) -> tuple[float, float]:
@@ -176,9 +172,7 @@ class PartitionThrottle:
         depth_seconds: float = 1.0,
     ) -> None:
         self.scale = None if scale is None else check_scale(scale)
-        if not (depth_seconds > 0 and math.isfinite(depth_seconds)):
-            raise ValidationError(f"depth_seconds must be a positive number of seconds; got {depth_seconds!r}")
-        self.depth_seconds = float(depth_seconds)
+        self.depth_seconds = check_positive("depth_seconds", depth_seconds)
         self.settings = settings
         self._partitions: dict[tuple[str, str, str, str, str], TokenBucket] = {}
         self._tables: dict[tuple[str, str, str, str], TokenBucket] = {}

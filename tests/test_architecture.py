@@ -327,6 +327,19 @@ def test_moto__imported_only_by_the_engine() -> None:
     assert outside == []
 
 
+def test_engines_and_endpoints__constructed_only_in_the_composition_root() -> None:
+    """Hooks are attached in one place: no labkit module but embedded.py calls DynamoEngine(...)
+    or EmbeddedEndpoint(...)."""
+    builders = {"DynamoEngine", "EmbeddedEndpoint"}
+    found = sorted(
+        name
+        for name, path in modules().items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in builders
+    )
+    assert set(found) == {"labkit.embedded"}
+
+
 # --- import hygiene (in a fresh interpreter) ---------------------------------------------------
 HEAVY = ("pandas", "boto3", "botocore", "moto", "matplotlib", "labkit.endpoint", "labkit.embedded")
 
