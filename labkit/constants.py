@@ -38,6 +38,9 @@ DATA_PLANE_OPERATIONS: Final = (
     "TransactGetItems",
     "TransactWriteItems",
 )
+#: The data-plane operations that only read items, and those that write them.
+READ_OPERATIONS: Final = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"})
+WRITE_OPERATIONS: Final = frozenset(DATA_PLANE_OPERATIONS) - READ_OPERATIONS
 #: How long DynamoDB remembers a ClientRequestToken.
 CLIENT_REQUEST_TOKEN_TTL_SECONDS: Final = 600
 #: Longest ClientRequestToken DynamoDB accepts.

@@ -17,6 +17,7 @@ from matplotlib.textpath import TextPath
 
 from .errors import ValidationError
 from .races.history import overwrites
+from .validation import check_columns
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -98,8 +99,7 @@ def timeline(
     where the forced order ended. Times are milliseconds since the run began.
     """
     history = res if isinstance(res, pd.DataFrame) else res.history
-    if "actor" not in history.columns or "operation" not in history.columns:
-        raise ValidationError("timeline needs an Interleaving or its .history DataFrame")
+    check_columns("timeline", history.columns, ("actor", "operation"), hint="pass an Interleaving or its .history")
     if marks is None:
         marks = detected_marks(history) if detect and len(history) else {}
     if isinstance(res, pd.DataFrame):
@@ -219,9 +219,7 @@ def sweep_plot(
     With ``throughput=True`` and a ``throughput`` column, ops/s is drawn dashed on a
     second y axis.
     """
-    for column in (x, y):
-        if column not in df.columns:
-            raise ValidationError(f"sweep_plot needs a {column!r} column; the frame has {list(df.columns)}")
+    check_columns("sweep_plot", df.columns, (x, y))
     fig, axes = _axes(ax, (6, 3.5))
     axes.plot(df[x], df[y], marker="o", color=ERROR_COLOR, label=y.replace("_", " "))
     axes.set_xlabel("concurrent workers" if x == "threads" else x)
@@ -261,8 +259,7 @@ def outcome_heatmap(
     otherwise; a boolean column is red where True, green where False; other cells stay
     white. Every cell shows its value.
     """
-    if "order" not in table.columns:
-        raise ValidationError("outcome_heatmap needs the frame all_interleavings returns")
+    check_columns("outcome_heatmap", table.columns, ("order",), hint="pass the frame all_interleavings returns")
     shown = list(columns) if columns is not None else [c for c in table.columns if c != "order"]
     if not shown:
         raise ValidationError("no outcome columns to show; pass outcome= to all_interleavings")
@@ -306,8 +303,7 @@ def _short(value: Any) -> str:
 
 def outcome_css(table: pd.DataFrame, anomaly: str) -> pd.DataFrame:
     """A CSS string per cell: rows where ``anomaly`` is truthy red, the others green."""
-    if anomaly not in table.columns:
-        raise ValidationError(f"no column {anomaly!r}; the table has {list(table.columns)}")
+    check_columns("outcome_css", table.columns, (anomaly,))
     colours = [BAD_COLOR if _is_anomaly(v) else GOOD_COLOR for v in table[anomaly]]
     css = [[f"background-color: {c}"] * len(table.columns) for c in colours]
     return pd.DataFrame(css, index=table.index, columns=table.columns)

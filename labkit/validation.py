@@ -82,6 +82,17 @@ def check_text(name: str, value: Any, *, hint: str = "") -> str:
     return value
 
 
+def check_columns(what: str, columns: Iterable[Any], needed: Iterable[str], *, hint: str = "") -> None:
+    """ValidationError unless a DataFrame's ``columns`` hold every ``needed`` one (``what`` needs them)."""
+    have = list(columns)
+    missing = [c for c in needed if c not in have]
+    if missing:
+        raise ValidationError(
+            f"{what} needs the column(s) {', '.join(map(repr, missing))}; the frame has {have}"
+            + (f"; {hint}" if hint else "")
+        )
+
+
 def check_callable(name: str, value: T, takes: str, *, optional: bool = False) -> T:
     """``value`` if it can be called (or is None, with ``optional``); ``takes`` says what to pass.
 
@@ -104,6 +115,7 @@ def check_choice(name: str, value: T, choices: Iterable[T]) -> T:
 __all__ = [
     "check_callable",
     "check_choice",
+    "check_columns",
     "check_fraction",
     "check_int",
     "check_non_negative",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import itertools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +14,7 @@ from labkit.backend import Connection
 from labkit.errors import RaceError, ValidationError
 from labkit.races import Interleaving, explore, run_interleaving
 from labkit.races.explore import Call, conflicts, count_orders
+from labkit.races.orders import each_order
 
 KEY = {"PK": {"S": "COUNTER"}, "SK": {"S": "C"}}
 Actor = Callable[[Any], Any]
@@ -277,11 +280,14 @@ def test_explore__actor_exceeds_max_calls__race_error_says_raise_max_calls(tconn
         ({"budget": 0}, "budget must be an int >= 1, not 0"),
         ({"depth": 0}, "depth must be an int >= 1, not 0"),
         ({"seed": -1}, "seed must be an int >= 0, not -1"),
-        ({"invariant": "n == 3"}, "invariant is str; pass a function of one Interleaving"),
-        ({"calls": {"A": 2}}, r"calls must give a count for exactly the actors; missing \['B'\]"),
+        ({"invariant": "n == 3"}, "invariant is str, not a function of one Interleaving"),
+        (
+            {"calls": {"A": 2}},
+            r"calls must give a count for exactly the actors \['A', 'B'\]: no count for actor\(s\) \['B'\]",
+        ),
         ({"actors": {"A": print}}, "explore needs at least two actors"),
         ({"actors": {"A": print, "B B": print}}, "actor name 'B B' must be a non-empty string without spaces"),
-        ({"actors": {"A": print, "B": 3}}, "actor 'B' is int, not a callable taking one DynamoDB client"),
+        ({"actors": {"A": print, "B": 3}}, "actor 'B' is int, not a function of one DynamoDB client"),
     ],
 )
 def test_explore__bad_arguments__raise_validation_error_before_any_run(
@@ -351,3 +357,36 @@ def test_explore__dpor__covers_every_class_exhaustive_search_finds(tconn: Connec
     assert set(seen["dpor"]) == set(seen["exhaustive"])
     # a run may repeat a class (an order is fixed before the run, so DPOR cannot dodge a sleeping actor)
     assert len(set(seen["dpor"])) <= len(seen["dpor"]) < 90 / 4
+
+
+def _races_imports(module: str) -> set[str]:
+    """The labkit.races modules ``module`` imports, directly or through other labkit.races modules."""
+    races = Path(__file__).resolve().parents[1] / "labkit" / "races"
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        tree = ast.parse((races / f"{todo.pop()}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):  # TYPE_CHECKING imports count: a cycle for the reader all the same
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                name = node.module.split(".")[0]
+                if name not in seen:
+                    seen.add(name)
+                    todo.append(name)
+    return seen
+
+
+def test_runner_and_strategies__neither_imports_the_other() -> None:
+    """The runner runs orders, the strategies choose them; only explore.py knows both."""
+    assert "strategies" not in _races_imports("runner")
+    assert "runner" not in _races_imports("strategies")
+    assert "explore" not in _races_imports("runner") | _races_imports("strategies")
+    assert {"runner", "strategies"} <= _races_imports("explore")
+
+
+def test_count_orders__matches_every_order_enumerated() -> None:
+    """The multinomial count and the enumeration agree (one source for both: labkit.races.orders)."""
+    for calls in ({"A": 2, "B": 2}, {"A": 3, "B": 1, "C": 2}, {"A": 1}):
+        orders = list(each_order(calls))
+        assert len(orders) == count_orders(calls) == len(set(orders))
+        assert orders == sorted(orders)
+        assert all(sorted(o) == sorted(n for n, k in calls.items() for _ in range(k)) for o in orders)

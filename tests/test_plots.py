@@ -123,7 +123,9 @@ def test_timeline__given_ax__draws_there_and_returns_its_figure() -> None:
 
 def test_timeline__not_a_history__raises_validation_error() -> None:
     """Anything without actor and operation columns is refused."""
-    with pytest.raises(ValidationError, match="needs an Interleaving"):
+    with pytest.raises(
+        ValidationError, match=r"^timeline needs the column\(s\) .*; pass an Interleaving or its .history$"
+    ):
         timeline(pd.DataFrame({"x": [1]}))
 
 
@@ -139,7 +141,7 @@ def test_sweep_plot__sweep_frame__one_point_per_thread_count_and_throughput_axis
 
 def test_sweep_plot__missing_column__raises_validation_error() -> None:
     """A frame without the plotted column is refused, naming it."""
-    with pytest.raises(ValidationError, match="needs a 'anomalies' column"):
+    with pytest.raises(ValidationError, match=r"^sweep_plot needs the column\(s\) 'anomalies'; the frame has \["):
         sweep_plot(pd.DataFrame({"threads": [1]}))
 
 
@@ -174,7 +176,10 @@ def test_outcome_heatmap__bad_values__mark_those_cells() -> None:
 
 def test_outcome_heatmap__not_an_outcome_table__raises_validation_error() -> None:
     """Without an order column the frame did not come from all_interleavings."""
-    with pytest.raises(ValidationError, match="needs the frame all_interleavings returns"):
+    with pytest.raises(
+        ValidationError,
+        match=r"^outcome_heatmap needs the column\(s\) 'order'; .*; pass the frame all_interleavings returns$",
+    ):
         outcome_heatmap(pd.DataFrame({"x": [1]}))
 
 
@@ -187,7 +192,7 @@ def test_style_outcomes__anomalous_rows__shaded_red() -> None:
     ]
     html = style_outcomes(outcome_table(), "lost_update").to_html()
     assert BAD_COLOR in html and "A B A B" in html
-    with pytest.raises(ValidationError, match="no column 'nope'"):
+    with pytest.raises(ValidationError, match=r"^outcome_css needs the column\(s\) 'nope'; the frame has \["):
         style_outcomes(outcome_table(), "nope")
 
 

@@ -93,8 +93,8 @@ def test_stress__processes_with_lambda__raises_validation_error(conn: Connection
 
 @pytest.mark.parametrize(("threads", "ops"), [(0, 1), (1, 0), (True, 1), (2.0, 1)])
 def test_stress__bad_counts__raise_validation_error(conn: Connection, threads: Any, ops: Any) -> None:
-    """threads and ops must be positive ints."""
-    with pytest.raises(ValidationError, match="must be a positive int"):
+    """threads and ops must be ints >= 1."""
+    with pytest.raises(ValidationError, match=r"must be an int >= 1, not"):
         stress(lambda c, w, s: None, conn=conn, threads=threads, ops=ops)
 
 

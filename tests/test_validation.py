@@ -13,6 +13,7 @@ from labkit.errors import ValidationError
 from labkit.validation import (
     check_callable,
     check_choice,
+    check_columns,
     check_fraction,
     check_int,
     check_non_negative,
@@ -112,6 +113,17 @@ def test_check_choice__lists_the_choices_in_order() -> None:
     with pytest.raises(ValidationError) as info:
         check_choice("strategy", "bfs", ("auto", "exhaustive", "dpor", "pct"))
     assert str(info.value) == "unknown strategy 'bfs'; choose one of: auto, exhaustive, dpor, pct"
+
+
+def test_check_columns__names_what_is_missing_and_what_is_there() -> None:
+    """A frame without a needed column is refused, listing the missing ones and the frame's columns."""
+    check_columns("timeline", ["actor", "operation", "key"], ("actor", "operation"))
+    with pytest.raises(ValidationError) as info:
+        check_columns("timeline", ["order"], ("actor", "operation"), hint="pass res.history")
+    assert (
+        str(info.value)
+        == "timeline needs the column(s) 'actor', 'operation'; the frame has ['order']; pass res.history"
+    )
 
 
 def test_validation__a_floor_module__imports_only_labkit_errors() -> None:

@@ -27,11 +27,12 @@ from typing import Any
 from .. import Connection, connect
 from ..errors import ValidationError
 from ..table import delete_table, ensure_table
+from ..validation import check_int, check_positive
 from . import change_email, raise_limit, unique_sign_up
-from ._calls import Stop
-from ._engine import Runner
-from ._guards import signature_problem
-from ._verdict import Finding, Verdict
+from .outcomes import Stop
+from .rules import signature_problem
+from .trial import Trial
+from .verdict import Finding, Verdict
 
 #: Seconds one run of the solution (alone, or one forced order) may take before it is a timeout.
 DEFAULT_TIMEOUT = 5.0
@@ -75,8 +76,7 @@ def get(name: str) -> Exercise:
 def hint(name: str, level: int = 1) -> str:
     """Hint number ``level`` (1 = gentlest) for an exercise; each level gives a little more away."""
     ex = get(name)
-    if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= len(ex.hints):
-        raise ValidationError(f"{name!r} has hints 1 to {len(ex.hints)}; ask for one of those, not {level!r}")
+    check_int("level", level, least=1, most=len(ex.hints), hint=f"{name!r} has hints 1 to {len(ex.hints)}")
     more = f" (more: hint({name!r}, {level + 1}))" if level < len(ex.hints) else ""
     return f"hint {level}/{len(ex.hints)}: {ex.hints[level - 1]}{more}"
 
@@ -90,8 +90,7 @@ def check(
     and deletes its own table there. ``timeout`` bounds each run of the solution, in seconds.
     """
     ex = get(name)
-    if not timeout > 0:
-        raise ValidationError(f"timeout must be a positive number of seconds, not {timeout!r}")
+    check_positive("timeout", timeout)
     start = time.perf_counter()
     wrong = signature_problem(solution, ex.signature, ex.module.SAMPLE)
     if wrong is not None:
@@ -99,22 +98,22 @@ def check(
     base = conn if conn is not None else connect()
     sandbox = Connection(base.backend, base.endpoint_url, base.region, f"labkit-ex-{name}-{secrets.token_hex(4)}")
     ensure_table(sandbox)
-    run = Runner(solution, sandbox, timeout, ex.documented, ex.module.allowed, ex.module.KEYS)
+    trial = Trial(solution, sandbox, timeout, ex.documented, ex.module.allowed, ex.module.KEYS)
     findings: tuple[Finding, ...] = ()
     try:
-        ex.module.script(run)
+        ex.module.script(trial)
     except Stop as stop:
         findings = (stop.finding,)
     finally:
-        run.kill()
+        trial.kill()
         with contextlib.suppress(Exception):  # the table may be gone already; never mask the verdict
             delete_table(sandbox)
     return Verdict(
         name,
         not findings,
         findings,
-        tuple(run.notes) if not findings else (),
-        run.summary(),
+        tuple(trial.notes) if not findings else (),
+        trial.summary(),
         time.perf_counter() - start,
     )
 

@@ -6,10 +6,10 @@ from typing import Any
 
 from ..errors import ValidationError, ValueTaken
 from ..uniqueness import marker_key
-from . import _accounts as acc
-from ._calls import Broke, Outcome, Stop, person
-from ._engine import Runner
-from ._verdict import Finding
+from . import accounts as acc
+from .outcomes import Broke, Outcome, Stop, person
+from .trial import Trial
+from .verdict import Finding
 
 NAME = "change-email"
 SIGNATURE = "(client, table_name, account_id: str, new_email: str) -> None"
@@ -80,10 +80,10 @@ def _judge(expect_one_winner: bool) -> Any:
     return judge
 
 
-def script(run: Runner) -> None:
-    run.reset(SEED)
-    out = run.solo("A", "ada", "ada@new.example.com")
-    items = run.items()
+def script(trial: Trial) -> None:
+    trial.reset(SEED)
+    out = trial.solo("A", "ada", "ada@new.example.com")
+    items = trial.items()
     ada = _items_of(items).get("ACCT#ada/PROFILE", {})
     if ada.get("email") != "ada@new.example.com":
         raise Stop(
@@ -106,7 +106,7 @@ def script(run: Runner) -> None:
             )
         k, w = acc.mistake(out.calls, lost[0])
         raise Stop(Finding(k if k != "wrong-result" else "no-markers", f"after one change, {lost[1]}: {w}"))
-    freed = run.solo("B", "bob", "ada@example.com")
+    freed = trial.solo("B", "bob", "ada@example.com")
     if freed.exc is not None:
         raise Stop(
             Finding(
@@ -115,7 +115,7 @@ def script(run: Runner) -> None:
                 f"not take it ({type(freed.exc).__name__}): an old marker never deleted",
             )
         )
-    dup = run.solo("B", "bob", "ada@new.example.com")
+    dup = trial.solo("B", "bob", "ada@new.example.com")
     if not isinstance(dup.exc, ValueTaken):
         kind, words = acc.mistake(dup.calls, "duplicate")
         raise Stop(
@@ -123,7 +123,7 @@ def script(run: Runner) -> None:
                 kind, f"Bob could move to 'ada@new.example.com' while Ada holds it (one call after the other): {words}"
             )
         )
-    taken = run.solo("B", "bob", "  ADA@New.Example.com ")
+    taken = trial.solo("B", "bob", "  ADA@New.Example.com ")
     if not isinstance(taken.exc, ValueTaken):
         raise Stop(
             Finding(
@@ -134,11 +134,11 @@ def script(run: Runner) -> None:
             )
         )
     # bad input: a taken email and rubbish change nothing
-    run.reset(SEED)
+    trial.reset(SEED)
     for args, error in ((("ada", "bob@example.com"), ValueTaken), (("ada", "not-an-email"), ValidationError)):
-        before = _items_of(run.items())
-        out = run.solo("A", *args)
-        after = _items_of(run.items())
+        before = _items_of(trial.items())
+        out = trial.solo("A", *args)
+        after = _items_of(trial.items())
         if not isinstance(out.exc, error):
             kind = "missing-normalisation" if error is ValidationError else acc.mistake(out.calls, "duplicate")[0]
             raise Stop(
@@ -161,15 +161,15 @@ def script(run: Runner) -> None:
             )
     # races: two accounts want the same new email; Ada changes her email in two tabs at once (both
     # may succeed, one after the other, never half); one takes the email the other gives up
-    run.race({"A": ("ada", "new@example.com"), "B": ("bob", "new@example.com")}, SEED, _judge(True), _explain)
-    run.race({"A": ("ada", "x1@example.com"), "B": ("ada", "x2@example.com")}, SEED, _judge(False), _explain)
-    run.race({"A": ("ada", "ada2@example.com"), "B": ("bob", "ada@example.com")}, SEED, _judge(False), _explain)
+    trial.race({"A": ("ada", "new@example.com"), "B": ("bob", "new@example.com")}, SEED, _judge(True), _explain)
+    trial.race({"A": ("ada", "x1@example.com"), "B": ("ada", "x2@example.com")}, SEED, _judge(False), _explain)
+    trial.race({"A": ("ada", "ada2@example.com"), "B": ("bob", "ada@example.com")}, SEED, _judge(False), _explain)
 
     def storm_judge(outs: dict[str, Outcome], items: list[dict[str, Any]]) -> str | None:
         lost = acc.broken(items)
         return lost[1] if lost else None
 
-    run.storm(
+    trial.storm(
         SEED,
         lambda w, s: (("ada", "bob")[w % 2], f"e{s}-{w}@example.com"),
         storm_judge,

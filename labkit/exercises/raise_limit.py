@@ -7,9 +7,9 @@ from typing import Any
 
 from ..constants import FLAGS_SK_V1, SETTINGS_PK
 from ..invariants import lost_updates
-from ._calls import Broke, Call, Outcome, Stop, person
-from ._engine import Runner
-from ._verdict import Finding
+from .outcomes import Broke, Outcome, RecordedCall, Stop, person
+from .trial import Trial
+from .verdict import Finding
 
 NAME = "raise-limit"
 SIGNATURE = "(client, table_name, by: int) -> None"
@@ -73,7 +73,7 @@ def _problem(expected: int, items: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def _atomic(calls: list[Call]) -> bool:
+def _atomic(calls: list[RecordedCall]) -> bool:
     """One UpdateItem that adds in place (ADD, or SET x = x + :v), with no read before it."""
     if len(calls) != 1 or calls[0].operation != "UpdateItem":
         return False
@@ -81,7 +81,7 @@ def _atomic(calls: list[Call]) -> bool:
     return bool(re.search(r"\bADD\b", expr, re.I) or re.search(r"=\s*(\S+)\s*\+", expr))
 
 
-def _write_words(calls: list[Call]) -> tuple[str, str]:
+def _write_words(calls: list[RecordedCall]) -> tuple[str, str]:
     """(kind, sentence) for an unguarded write after a read."""
     writes = [c for c in calls if c.is_write]
     if any(c.operation == "PutItem" for c in writes):
@@ -147,14 +147,14 @@ def _raised_ccf(outs: dict[str, Outcome]) -> str | None:
     return None
 
 
-def script(run: Runner) -> None:
-    run.reset(SEED)
-    alone = run.solo("A", 10)
-    problem = _problem(START + 10, run.items())
+def script(trial: Trial) -> None:
+    trial.reset(SEED)
+    alone = trial.solo("A", 10)
+    problem = _problem(START + 10, trial.items())
     if problem:
         raise Stop(Finding("wrong-result", f"run alone with by=10 (limit {START}): {problem}"))
-    run.solo("A", -30)  # lowering is an addition too
-    problem = _problem(START + 10 - 30, run.items())
+    trial.solo("A", -30)  # lowering is an addition too
+    problem = _problem(START + 10 - 30, trial.items())
     if problem:
         raise Stop(Finding("wrong-result", f"run alone with by=-30 after by=10: {problem}"))
     expected = START + sum(BY.values())
@@ -164,7 +164,7 @@ def script(run: Runner) -> None:
             return f"{person(_raised_ccf(outs) or '')}'s call raised {CCF}"
         return _problem(expected, items)
 
-    run.race({n: (by,) for n, by in BY.items()}, SEED, judge, explain)
+    trial.race({n: (by,) for n, by in BY.items()}, SEED, judge, explain)
 
     def storm_judge(outs: dict[str, Outcome], items: list[dict[str, Any]]) -> str | None:
         if any(o.exc is not None and CCF in str(o.exc) for o in outs.values()):
@@ -175,6 +175,6 @@ def script(run: Runner) -> None:
             return f"{lost} of {done} additions of 1 were lost (the limit ended at {final}, not {START + done})"
         return _problem(START + len(outs), items)
 
-    run.storm(SEED, lambda worker, seq: (1,), storm_judge, threads=4, ops=3)
+    trial.storm(SEED, lambda worker, seq: (1,), storm_judge, threads=4, ops=3)
     if _atomic(alone.calls):
-        run.notes.append(ATOMIC_NOTE)
+        trial.notes.append(ATOMIC_NOTE)

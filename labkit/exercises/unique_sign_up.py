@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ValidationError, ValueTaken
-from . import _accounts as acc
-from ._calls import Broke, Outcome, Stop, person
-from ._engine import Runner
-from ._verdict import Finding
+from . import accounts as acc
+from .outcomes import Broke, Outcome, Stop, person
+from .trial import Trial
+from .verdict import Finding
 
 NAME = "unique-sign-up"
 SIGNATURE = "(client, table_name, email: str, username: str) -> str"
@@ -55,7 +55,7 @@ def _race_judge(outs: dict[str, Outcome], items: list[dict[str, Any]]) -> str | 
     return None
 
 
-def _race_without_markers(run: Runner) -> None:
+def _race_without_markers(trial: Trial) -> None:
     """No markers at all: show the check-then-write race itself (two accounts, one email)."""
 
     def judge(outs: dict[str, Outcome], items: list[dict[str, Any]]) -> str | None:
@@ -70,17 +70,17 @@ def _race_without_markers(run: Runner) -> None:
             kind, words = "no-markers", "nothing reserves the email: write a marker item per value"
         return Finding(kind, f"{broke.problem}: {words}", broke.res.label, broke.res)
 
-    run.race({"A": ("ada@example.com", "ada"), "B": ("ada@example.com", "bob")}, [], judge, explain)
+    trial.race({"A": ("ada@example.com", "ada"), "B": ("ada@example.com", "bob")}, [], judge, explain)
 
 
-def _expect_taken(run: Runner, out: Outcome, what: str, kind: str, words: str) -> None:
+def _expect_taken(trial: Trial, out: Outcome, what: str, kind: str, words: str) -> None:
     if isinstance(out.exc, ValueTaken):
-        lost = acc.broken(run.items())
+        lost = acc.broken(trial.items())
         if lost is not None:
             k, w = acc.mistake(out.calls, lost[0])
             raise Stop(Finding(k, f"after {what} was refused, {lost[1]}: {w}"))
         return
-    items = run.items()
+    items = trial.items()
     raise Stop(
         Finding(
             kind, f"{what} succeeded (returned {out.value!r}); now {len(acc.accounts(items))} accounts exist: {words}"
@@ -88,10 +88,10 @@ def _expect_taken(run: Runner, out: Outcome, what: str, kind: str, words: str) -
     )
 
 
-def script(run: Runner) -> None:
-    run.reset([])
-    out = run.solo("A", "ada@example.com", "ada")
-    items = run.items()
+def script(trial: Trial) -> None:
+    trial.reset([])
+    out = trial.solo("A", "ada@example.com", "ada")
+    items = trial.items()
     mine = acc.accounts(items)
     if not isinstance(out.value, str) or not out.value:
         raise Stop(
@@ -116,7 +116,7 @@ def script(run: Runner) -> None:
         )
     lost = acc.broken(items)
     if lost is not None and lost[0] == "missing_marker" and not acc.shape(out.calls)["markers"]:
-        _race_without_markers(run)
+        _race_without_markers(trial)
     if lost is not None:
         raise Stop(
             Finding(
@@ -125,28 +125,28 @@ def script(run: Runner) -> None:
             )
         )
     # bad input, one call after another
-    dup = run.solo("B", "ada@example.com", "bob")
+    dup = trial.solo("B", "ada@example.com", "bob")
     s = acc.shape(dup.calls)
     kind, words = acc.mistake(dup.calls, "duplicate")
     if not s["markers"] and kind == "wrong-result":
         kind, words = "no-markers", "nothing stops a second account with the same email"
-    _expect_taken(run, dup, "a second sign-up with 'ada@example.com' (one after the other)", kind, words)
+    _expect_taken(trial, dup, "a second sign-up with 'ada@example.com' (one after the other)", kind, words)
     _expect_taken(
-        run,
-        run.solo("B", "  Ada@Example.COM ", "bob"),
+        trial,
+        trial.solo("B", "  Ada@Example.COM ", "bob"),
         "a sign-up with '  Ada@Example.COM '",
         "missing-normalisation",
         "a missing normalisation — ' Ada@Example.COM ' and 'ada@example.com' are the same "
         "address; normalise with labkit.uniqueness.normalise_email before building keys",
     )
     _expect_taken(
-        run,
-        run.solo("B", "bob@example.com", "ADA"),
+        trial,
+        trial.solo("B", "bob@example.com", "ADA"),
         "a sign-up with username 'ADA' (Ada has 'ada')",
         "missing-normalisation",
         "a missing normalisation — usernames compare case-insensitively; use labkit.uniqueness.normalise_username",
     )
-    bad = run.solo("B", "not-an-email", "bob")
+    bad = trial.solo("B", "not-an-email", "bob")
     if not isinstance(bad.exc, ValidationError):
         raise Stop(
             Finding(
@@ -157,8 +157,8 @@ def script(run: Runner) -> None:
             )
         )
     # races: the same email; the same username
-    run.race({"A": ("ada@example.com", "ada"), "B": ("ada@example.com", "bob")}, [], _race_judge, _explain_invariant)
-    run.race({"A": ("ada@example.com", "ada"), "B": ("bob@example.com", "ada")}, [], _race_judge, _explain_invariant)
+    trial.race({"A": ("ada@example.com", "ada"), "B": ("ada@example.com", "bob")}, [], _race_judge, _explain_invariant)
+    trial.race({"A": ("ada@example.com", "ada"), "B": ("bob@example.com", "ada")}, [], _race_judge, _explain_invariant)
 
     def storm_judge(outs: dict[str, Outcome], items: list[dict[str, Any]]) -> str | None:
         wins = sum(o.ok for o in outs.values())
@@ -169,7 +169,7 @@ def script(run: Runner) -> None:
             return f"{wins} sign-ups succeeded and {len(acc.accounts(items))} accounts exist; expected 3"
         return None
 
-    run.storm(
+    trial.storm(
         [],
         lambda w, s: (f"user{s}@example.com", f"user{s}-{w}"),
         storm_judge,

@@ -24,10 +24,14 @@ an actor that raises anything else, a turn not taken within ``timeout`` — rais
 Actors must make their DynamoDB calls with the client they are given; calls made on
 any other client are neither gated nor recorded.
 
-Modules: ``keys`` (call keys), ``gate`` (hooks that record and hold calls), ``interleave``
-(one forced order), ``orders`` (every order), ``stress`` (threads/processes, sweeps),
-``history`` (the history frame and the checks on it: overwrites, lost updates). The race
-lab imports no lesson; lessons import nothing from here.
+Modules, lowest first: ``types`` (actor and op types), ``keys`` (call keys), ``history`` (the
+history frame and the checks on it: overwrites, lost updates), ``gate`` (hooks that record and hold
+calls), ``interleave`` (one forced order), ``orders`` (counting and enumerating orders; every
+order), ``stress`` (threads/processes, sweeps); then :func:`explore`: ``calls`` (an explored run's
+calls, conflicts, and the ``OrderRunner`` protocol), ``runner`` (the one place an explored order
+runs) and ``strategies`` (exhaustive, DPOR, PCT) — the last two never import each other — and
+``explore`` (picks a strategy, builds the verdict). The race lab imports no lesson; lessons import
+nothing from here.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from .explore import Exploration, explore
 from .history import HISTORY_COLUMNS
 from .interleave import Interleaving, parse_order, run_interleaving
 from .keys import call_key
-from .orders import all_interleavings, count_calls, interleavings
+from .orders import all_interleavings, count_calls, count_orders, interleavings
 from .stress import STRESS_COLUMNS, stress, sweep
 
 __all__ = [
@@ -48,6 +52,7 @@ __all__ = [
     "all_interleavings",
     "call_key",
     "count_calls",
+    "count_orders",
     "error_code",
     "explore",
     "interleavings",

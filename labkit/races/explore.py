@@ -34,22 +34,26 @@ Actors must be deterministic: given the same answers from DynamoDB they make the
 :func:`explore` checks this on every run (the same order prefix must give the same calls) and
 raises :class:`~labkit.errors.RaceError` naming the actor and the step when it does not.
 
-Uses only ``labkit.races``' public names (``run_interleaving``, ``count_calls``, ``Interleaving``);
-the actor check is a small copy of ``races``' private ``_check_actors`` (it also wants two actors).
+This module only orchestrates: it checks the arguments, counts the orders, picks the strategy
+and its share of the budget, and builds the :class:`Exploration`. The runs happen in
+:class:`~labkit.races.runner.Runner` (the one place an order runs); the strategies live in
+:mod:`~labkit.races.strategies` and see the runner only through
+:class:`~labkit.races.calls.OrderRunner`, so neither imports the other.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import RaceError, ValidationError
-from .calls import READS, Call, _nondeterministic, _trace, conflicts
-from .interleave import Interleaving, run_interleaving
-from .interleave import _check_actors as _check_named_actors
-from .orders import count_calls
-from .search import _dpor, _exhaustive, _pct, count_orders
+from ..errors import ValidationError
+from ..validation import check_callable, check_choice, check_int, check_positive
+from .calls import READS, BudgetSpent, Call, conflicts
+from .interleave import Interleaving, check_actors
+from .orders import check_call_counts, count_calls, count_orders
+from .runner import Runner, Violation
+from .strategies import dpor, exhaustive, pct
 
 if TYPE_CHECKING:
     from ..backend import Connection
@@ -89,107 +93,10 @@ class Exploration:
         )
 
 
-# ---------------------------------------------------------------- the runner
-
-
-class _Violation(Exception):
-    def __init__(self, res: Interleaving, message: str) -> None:
-        super().__init__(message)
-        self.res = res
-        self.message = message
-
-
-class _Budget(Exception):
-    """The strategy used up the runs it was given."""
-
-
-class _Runner:
-    """Runs orders for every strategy: setup, the run, the invariant, the determinism check."""
-
-    def __init__(
-        self,
-        actors: Mapping[str, Actor],
-        conn: Connection,
-        setup: Callable[[], Any] | None,
-        invariant: Callable[[Interleaving], Any],
-        timeout: float,
-        max_calls: int,
-    ) -> None:
-        self.actors = actors
-        self.conn = conn
-        self.setup = setup
-        self.invariant = invariant
-        self.timeout = timeout
-        self.max_calls = max_calls
-        self.names = sorted(actors)
-        self.runs = 0
-        self.seen: dict[tuple[str, ...], Call] = {}  # order prefix -> the call made at its end
-
-    def continuation(self, first: Sequence[str]) -> list[str]:
-        """Enough turns for every call: the given actors first, then the rest in name order."""
-        rest = [n for n in self.names if n not in first]
-        return [n for n in [*first, *rest] for _ in range(self.max_calls)]
-
-    def run(self, order: Sequence[str], limit: int, prefer: Sequence[str] = (), exact: bool = False) -> list[Call]:
-        """One run of ``order`` then a continuation (``prefer`` first, else the last actor first).
-
-        ``exact``: the order is made of calls earlier runs made, so every turn must be taken
-        (otherwise an actor that finishes early just gives up its turns). Returns the run's calls;
-        raises _Violation when the invariant fails, _Budget when the runs are used up.
-        """
-        if self.runs >= limit:
-            raise _Budget
-        if self.setup is not None:
-            self.setup()
-        self.runs += 1
-        tail = self.continuation(prefer or order[-1:])
-        try:
-            res = run_interleaving(self.actors, [*order, *tail], conn=self.conn, timeout=self.timeout, strict=False)
-        except RaceError as exc:
-            raise RaceError(f"explore run {self.runs} (order prefix {' '.join(order)!r}): {exc}") from exc.__cause__
-        trace = _trace(res)
-        self._check_deterministic(order if exact else (), trace)
-        verdict = self._judge(res)
-        if verdict is not None:
-            raise _Violation(res, verdict)
-        return trace
-
-    def _check_deterministic(self, order: Sequence[str], trace: Sequence[Call]) -> None:
-        taken = tuple(c.actor for c in trace)
-        if taken[: len(order)] != tuple(order):
-            step = next((i for i, (a, b) in enumerate(zip(taken, order, strict=False)) if a != b), len(taken))
-            actor = order[step]
-            raise RaceError(
-                f"actor {actor!r} is not deterministic: at step {step + 1} of the order "
-                f"{' '.join(order)!r} an earlier run had it make another call, this run it had "
-                "finished. Actors must make the same calls given the same answers (no clocks, "
-                "random values or shared state between runs; reset everything in setup)."
-            )
-        for i, call in enumerate(trace):
-            prefix = taken[: i + 1]
-            before = self.seen.setdefault(prefix, call)
-            if before != call:
-                raise _nondeterministic(prefix, call, before)
-
-    def _judge(self, res: Interleaving) -> str | None:
-        try:
-            verdict = self.invariant(res)
-        except AssertionError as exc:
-            return str(exc) or "the invariant raised AssertionError"
-        if verdict is False:
-            return "the invariant returned False"
-        return None
-
-
-def _check_actors(actors: Mapping[str, Actor]) -> None:
+def _check_explore_actors(actors: Mapping[str, Actor]) -> None:
     if not isinstance(actors, Mapping) or len(actors) < 2:
         raise ValidationError("explore needs at least two actors, e.g. {'A': fn_a, 'B': fn_b}")
-    _check_named_actors(actors)  # names and callables: the same rules as run_interleaving's
-
-
-def _check_int(name: str, value: Any, least: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < least:
-        raise ValidationError(f"{name} must be an int >= {least}, not {value!r}")
+    check_actors(actors)  # names and callables: the same rules as run_interleaving's
 
 
 def explore(
@@ -215,31 +122,20 @@ def explore(
     else (``True``, ``None``) passes. ``budget`` caps the runs; ``seed`` and ``depth`` drive PCT;
     ``max_calls`` caps the calls one actor makes in one run. The result is truthy when it passed.
     """
-    _check_actors(actors)
-    if strategy not in STRATEGIES:
-        raise ValidationError(f"unknown strategy {strategy!r}; choose one of: {', '.join(STRATEGIES)}")
-    if not callable(invariant):
-        raise ValidationError(
-            f"invariant is {type(invariant).__name__}; pass a function of one Interleaving that "
-            "returns False or raises AssertionError when the run is wrong"
-        )
-    if setup is not None and not callable(setup):
-        raise ValidationError(f"setup is {type(setup).__name__}; pass a function of no arguments, or None")
-    _check_int("budget", budget, 1)
-    _check_int("seed", seed, 0)
-    _check_int("exhaustive_limit", exhaustive_limit, 0)
-    _check_int("depth", depth, 1)
-    _check_int("max_calls", max_calls, 1)
+    _check_explore_actors(actors)
+    check_choice("strategy", strategy, STRATEGIES)
+    check_callable("invariant", invariant, "a function of one Interleaving that returns False or raises AssertionError")
+    check_callable("setup", setup, "a function of no arguments", optional=True)
+    check_int("budget", budget, least=1)
+    check_int("seed", seed, least=0)
+    check_int("exhaustive_limit", exhaustive_limit, least=0)
+    check_int("depth", depth, least=1)
+    check_int("max_calls", max_calls, least=1)
+    check_positive("timeout", timeout)
     if calls is None:
         calls = count_calls(actors, conn=conn, setup=setup, timeout=timeout)
     else:
-        missing = sorted(set(actors) - set(calls))
-        extra = sorted(set(calls) - set(actors))
-        if missing or extra:
-            raise ValidationError(f"calls must give a count for exactly the actors; missing {missing}, unknown {extra}")
-        for name, n in calls.items():
-            _check_int(f"calls[{name!r}]", n, 1)
-    calls = dict(calls)
+        calls = check_call_counts(calls, actors, least=1)
     total = count_orders(calls)
     shape = " + ".join(f"{name}: {n}" for name, n in sorted(calls.items()))
     if strategy == "exhaustive" and total > budget:
@@ -249,21 +145,21 @@ def explore(
             f"(samples), or raise budget to {total:,}"
         )
 
-    runner = _Runner(actors, conn, setup, invariant, timeout, max_calls)
+    runner = Runner(actors, conn, setup, invariant, timeout, max_calls)
     used = strategy
     guarantee = ""
     try:
         if strategy == "exhaustive" or (strategy == "auto" and total <= min(exhaustive_limit, budget)):
             used = "exhaustive"
-            _exhaustive(runner, calls, budget)
+            exhaustive(runner, calls, budget)
             guarantee = f"all {runner.runs:,} orders explored"
         elif strategy in ("dpor", "auto"):
             used = "dpor"
             share = budget if strategy == "dpor" else max(budget // 2, 1)
             try:
-                _dpor(runner, share)
+                dpor(runner, share)
                 guarantee = f"all non-equivalent orders explored (DPOR): {runner.runs:,} runs"
-            except _Budget:
+            except BudgetSpent:
                 if strategy == "dpor":
                     raise ValidationError(
                         f"{len(calls)} actors with {shape} calls ({total:,} orders) need more than "
@@ -274,14 +170,14 @@ def explore(
         if used == "pct" or strategy == "pct":
             used = "pct"
             dpor_runs = runner.runs
-            more = _pct(runner, calls, depth, seed, budget)
+            more = pct(runner, calls, depth, seed, budget)
             sampled = runner.runs - dpor_runs
             guarantee = f"{sampled:,} sampled orders, seed {seed}, depth {depth}"
             if not more:
                 guarantee += " (no new schedule in 2,000 more draws)"
             if dpor_runs:
                 guarantee += f" (after {dpor_runs:,} DPOR runs that did not cover every class)"
-    except _Violation as found:
+    except Violation as found:
         res = found.res
         return Exploration(
             passed=False,
@@ -295,7 +191,7 @@ def explore(
             message=found.message,
             interleaving=res,
         )
-    except _Budget:  # exhaustive within its budget cannot get here; kept for safety
+    except BudgetSpent:  # exhaustive within its budget cannot get here; kept for safety
         pass
     return Exploration(
         passed=True,

@@ -19,23 +19,26 @@ if TYPE_CHECKING:
 
 #: A gated turn is exactly one HTTP request: botocore's own retries are off.
 NO_RETRIES: dict[str, Any] = {"retries": {"total_max_attempts": 1, "mode": "standard"}}
-#: all_interleavings refuses to run more orders than this (the count grows factorially).
 #: After an abort, how long to wait for actors to leave (waiting ones leave at once).
 ABORT_GRACE = 0.25
-#: How long a stress worker waits at the start barrier for the others (seconds).
-BARRIER_TIMEOUT = 60.0
+#: The key of a call's record in botocore's request context (labkit.faults reads it too).
 _CTX = "labkit_call"
 
 
-class _Aborted(BaseException):
-    """Raised out of a gated call once the run is aborted; `except Exception` cannot swallow it."""
+class Aborted(BaseException):
+    """Raised out of a gated call once the run is aborted; ``except Exception`` cannot swallow it."""
 
 
 # ---------------------------------------------------------------- recording and gating
 
 
-class _Session:
-    """What one run (an interleaving, or a stress run) does with the calls it sees."""
+class Session:
+    """What one run (an interleaving, or a stress run) does with the calls its probes see.
+
+    ``before(actor, call)`` runs as the call is about to be sent (it may block: a turn) and
+    ``after(actor, call)`` once its answer (or error) is in; ``call`` is the call's record
+    (operation, key; the session adds actor, seq, turn, start, end, outcome, retries).
+    """
 
     def before(self, actor: str, call: dict[str, Any]) -> None:
         raise NotImplementedError
@@ -44,13 +47,17 @@ class _Session:
         raise NotImplementedError
 
 
-class _Probe:
-    """The botocore event handlers on one client; they hand every call to the current session."""
+class Probe:
+    """The botocore event handlers on one actor's client; they hand every call to ``session``.
+
+    ``session`` is None between runs (calls go out unrecorded), a :class:`GatedRun` during a
+    forced interleaving, a :class:`WorkerTally` during a stress run.
+    """
 
     def __init__(self, client: DynamoDBClient, actor: str) -> None:
         self.client = client
         self.actor = actor
-        self.session: _Session | None = None
+        self.session: Session | None = None
         events = client.meta.events
         events.register("before-parameter-build.dynamodb", self._params)
         events.register("before-call.dynamodb", self._before)
@@ -92,8 +99,14 @@ def _is_outcome(exc: BaseException) -> bool:
     return isinstance(exc, (ClientError, *OUTCOME_ERRORS)) or hasattr(exc, "labkit_fault")
 
 
-class _Run(_Session):
-    """One forced interleaving: whose turn it is, who is done, what happened."""
+class GatedRun(Session):
+    """One forced interleaving: whose turn it is, who is done, what happened.
+
+    Each call waits in :meth:`before` for its actor's turn; :meth:`after` records it and passes
+    the turn on; :meth:`finished` is told when an actor's function ends. The first problem
+    (a stall, an actor that raised, a turn not taken) becomes ``failure`` and every waiting call
+    raises :class:`Aborted`.
+    """
 
     def __init__(self, order: Sequence[str], deadline: float, strict: bool) -> None:
         self.order = list(order)
@@ -121,7 +134,7 @@ class _Run(_Session):
             self.seq[actor] += 1
             while True:
                 if self.failure is not None:
-                    raise _Aborted
+                    raise Aborted
                 if self.pos >= len(self.order):
                     call["turn"] = None
                     break
@@ -132,9 +145,9 @@ class _Run(_Session):
                     break
                 remaining = self.deadline - time.monotonic()
                 if remaining <= 0:
-                    self.failure = self._stalled()
+                    self.failure = self.stalled()
                     self.cond.notify_all()
-                    raise _Aborted
+                    raise Aborted
                 self.cond.wait(remaining)
             call["start"] = time.perf_counter() - self.t0
 
@@ -147,7 +160,8 @@ class _Run(_Session):
                 self.in_flight = False
                 self.cond.notify_all()
 
-    def _stalled(self) -> RaceError:
+    def stalled(self) -> RaceError:
+        """The error for a run that ran out of time: which turn was never taken, or never answered."""
         nxt = self.order[self.pos] if self.pos < len(self.order) else "?"
         if self.in_flight:  # a slow answer (a loaded machine, a slow endpoint), not a stuck actor
             return RaceError(
@@ -165,7 +179,7 @@ class _Run(_Session):
         with self.cond:
             self.done += 1
             self.cond.notify_all()
-            if self.failure is not None or isinstance(exc, _Aborted):
+            if self.failure is not None or isinstance(exc, Aborted):
                 return
             if exc is not None and not _is_outcome(exc):
                 error = RaceError(
@@ -190,7 +204,7 @@ class _Run(_Session):
             self.cond.notify_all()
 
 
-class _Tally(_Session):
+class WorkerTally(Session):
     """Counts one worker's calls, failed calls and botocore retries (no gating)."""
 
     def __init__(self) -> None:
@@ -208,4 +222,4 @@ class _Tally(_Session):
             self.failed += 1
 
 
-__all__ = ["ABORT_GRACE", "NO_RETRIES"]
+__all__ = ["ABORT_GRACE", "NO_RETRIES", "Aborted", "GatedRun", "Probe", "Session", "WorkerTally"]

@@ -7,13 +7,16 @@ from typing import Any
 
 import pandas as pd
 
+from ..constants import READ_OPERATIONS, WRITE_OPERATIONS
 from ..errors import ValidationError
+from ..validation import check_columns, check_int
 
 #: Columns of a history DataFrame, in order.
 HISTORY_COLUMNS = ("actor", "seq", "turn", "operation", "key", "start", "end", "outcome", "retries", "injected")
 
 
-def _history(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+def history_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """The history DataFrame of a run's call records: :data:`HISTORY_COLUMNS`, sorted by start."""
     df = pd.DataFrame([{c: r.get(c) for c in HISTORY_COLUMNS} for r in rows], columns=list(HISTORY_COLUMNS))
     df["turn"] = df["turn"].astype("Int64")
     df["retries"] = df["retries"].astype("int64")
@@ -21,21 +24,14 @@ def _history(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     return df.sort_values(["start", "actor", "seq"], kind="stable").reset_index(drop=True)
 
 
-#: Operations that read an item, and that write one (for :func:`overwrites`).
-READ_OPERATIONS = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"})
-WRITE_OPERATIONS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"})
-
-
 # ---------------------------------------------------------------- counters
 
 
 def lost_updates(successes: int, final: int, initial: int = 0) -> int:
     """Increments that reported success but are missing from the counter: successes - (final - initial)."""
-    for name, value in (("successes", successes), ("final", final), ("initial", initial)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValidationError(f"{name} must be an int, not {value!r}")
-    if successes < 0:
-        raise ValidationError(f"successes must be >= 0, not {successes}")
+    check_int("successes", successes, least=0)
+    check_int("final", final)
+    check_int("initial", initial)
     lost = successes - (final - initial)
     if lost < 0:
         raise ValidationError(
@@ -59,9 +55,8 @@ def overwrites(history: pd.DataFrame) -> pd.DataFrame:
     string; calls that overlap in time are never counted. Columns: key, actor, read_seq,
     write_seq, other_actor, other_seq.
     """
-    needed = {"actor", "seq", "operation", "key", "start", "end", "outcome"}
-    if missing := needed - set(history.columns):
-        raise ValidationError(f"history lacks columns {sorted(missing)}; pass res.history")
+    needed = ("actor", "seq", "operation", "key", "start", "end", "outcome")
+    check_columns("overwrites", history.columns, needed, hint="pass res.history")
     calls = [c for c in history.to_dict("records") if c["outcome"] == "ok"]
     reads = [c for c in calls if c["operation"] in READ_OPERATIONS]
     writes = [c for c in calls if c["operation"] in WRITE_OPERATIONS]
@@ -92,4 +87,4 @@ def overwrites(history: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(found, columns=columns)
 
 
-__all__ = ["HISTORY_COLUMNS", "READ_OPERATIONS", "WRITE_OPERATIONS", "lost_updates", "overwrites"]
+__all__ = ["HISTORY_COLUMNS", "history_frame", "READ_OPERATIONS", "WRITE_OPERATIONS", "lost_updates", "overwrites"]

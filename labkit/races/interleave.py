@@ -12,8 +12,9 @@ import pandas as pd
 
 from ..errors import RaceError, ValidationError, error_code
 from ..faults import FaultSpec, plan_for
-from .gate import ABORT_GRACE, NO_RETRIES, _Aborted, _Probe, _Run
-from .history import _history
+from ..validation import check_callable, check_positive
+from .gate import ABORT_GRACE, NO_RETRIES, Aborted, GatedRun, Probe
+from .history import history_frame
 from .types import Actor
 
 if TYPE_CHECKING:
@@ -58,33 +59,34 @@ def parse_order(order: str | Sequence[str], actors: Iterable[str]) -> tuple[str,
     return tuple(steps)
 
 
-def _check_actors(actors: Mapping[str, Actor]) -> None:
+def check_actors(actors: Mapping[str, Actor]) -> None:
+    """ValidationError unless ``actors`` maps names without spaces to functions of one client."""
     if not actors:
         raise ValidationError("no actors given; pass e.g. {'A': fn_a, 'B': fn_b}")
     for name, fn in actors.items():
         if not isinstance(name, str) or not name or any(ch.isspace() for ch in name):
             raise ValidationError(f"actor name {name!r} must be a non-empty string without spaces")
-        if not callable(fn):
-            raise ValidationError(f"actor {name!r} is {type(fn).__name__}, not a callable taking one DynamoDB client")
+        check_callable(f"actor {name!r}", fn, "a function of one DynamoDB client")
 
 
-def _check_timeout(timeout: float) -> None:
-    if not timeout > 0:
-        raise ValidationError(f"timeout must be a positive number of seconds, not {timeout!r}")
+def gated_clients(actors: Mapping[str, Actor], conn: Connection) -> dict[str, Probe]:
+    """A fresh client per actor, without botocore's retries, with a :class:`Probe` on it."""
+    return {name: Probe(conn.new_client(**NO_RETRIES), name) for name in actors}
 
 
-def _gated_clients(actors: Mapping[str, Actor], conn: Connection) -> dict[str, _Probe]:
-    return {name: _Probe(conn.new_client(**NO_RETRIES), name) for name in actors}
-
-
-def _run(
+def run_gated(
     actors: Mapping[str, Actor],
     order: tuple[str, ...],
-    probes: Mapping[str, _Probe],
+    probes: Mapping[str, Probe],
     timeout: float,
     strict: bool,
 ) -> Interleaving:
-    run = _Run(order, time.monotonic() + timeout, strict)
+    """Run the actors once, concurrently, on their gated clients, their calls forced into ``order``.
+
+    The arguments are already checked (:func:`run_interleaving` is the public way in); the
+    probes are reused across runs of the same actors (:func:`~labkit.races.all_interleavings`).
+    """
+    run = GatedRun(order, time.monotonic() + timeout, strict)
     results: dict[str, Any] = {}
     errors: dict[str, BaseException] = {}
 
@@ -94,7 +96,7 @@ def _run(
             results[name] = actors[name](probes[name].client)
         except BaseException as caught:  # recorded, judged by run.finished
             exc = caught
-            if not isinstance(caught, _Aborted):
+            if not isinstance(caught, Aborted):
                 errors[name] = caught
         finally:
             run.finished(name, exc)
@@ -110,20 +112,20 @@ def _run(
                 remaining = run.deadline - time.monotonic()
                 if remaining <= 0:
                     alive = [t.name.removeprefix("labkit-actor-") for t in threads if t.is_alive()]
-                    run.failure = RaceError(f"{run._stalled()} Still running: {', '.join(alive)}.")
+                    run.failure = RaceError(f"{run.stalled()} Still running: {', '.join(alive)}.")
                     run.cond.notify_all()
                     break
                 run.cond.wait(remaining)
         for t in threads:  # waiting actors give up at once on failure; others get a moment
             t.join(ABORT_GRACE if run.failure is not None else None)
     finally:
-        if run.failure is None:  # an aborted run stays attached: a late call raises _Aborted
+        if run.failure is None:  # an aborted run stays attached: a late call raises Aborted
             for probe in probes.values():
                 probe.session = None
     if run.failure is not None:
         raise run.failure
     taken = tuple(r["actor"] for r in sorted(run.rows, key=lambda r: r["start"]) if r.get("turn") is not None)
-    return Interleaving(order, results, errors, _history(run.rows), taken)
+    return Interleaving(order, results, errors, history_frame(run.rows), taken)
 
 
 def run_interleaving(
@@ -139,16 +141,16 @@ def run_interleaving(
 
     ``faults`` (e.g. ``["B2: lose-response"]``) injects DynamoDB's failures: see labkit.faults.
     """
-    _check_actors(actors)
-    _check_timeout(timeout)
+    check_actors(actors)
+    check_positive("timeout", timeout)
     steps = parse_order(order, actors)
     plan = plan_for(faults, steps, list(actors))  # checked before any client exists
-    probes = _gated_clients(actors, conn)
+    probes = gated_clients(actors, conn)
     plan.install(probes)
     try:
-        return _run(actors, steps, probes, timeout, strict)
+        return run_gated(actors, steps, probes, timeout, strict)
     finally:
         plan.close()
 
 
-__all__ = ["Interleaving", "parse_order", "run_interleaving"]
+__all__ = ["Interleaving", "check_actors", "gated_clients", "parse_order", "run_gated", "run_interleaving"]

@@ -1,15 +1,20 @@
-"""Every order: count each actor's calls, enumerate the interleavings, run them all."""
+"""Every order: count and enumerate the orders of the actors' calls, count each actor's calls, run them all.
+
+The order arithmetic (:func:`count_orders`, :func:`each_order`) is written here once; ``explore``'s
+strategies, :func:`interleavings` and the exercise checker use it.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from ..errors import RaceError, ValidationError
-from .interleave import Interleaving, _check_actors, _check_timeout, _gated_clients, _run, parse_order
+from ..validation import check_int, check_positive
+from .interleave import Interleaving, check_actors, gated_clients, run_gated
 from .types import Actor
 
 if TYPE_CHECKING:
@@ -19,36 +24,60 @@ if TYPE_CHECKING:
 MAX_ORDERS = 2000
 
 
+def count_orders(calls: Mapping[str, int]) -> int:
+    """How many orders the given calls per actor have: the multinomial (sum n)! / prod(n!)."""
+    count = math.factorial(sum(calls.values()))
+    for n in calls.values():
+        count //= math.factorial(n)
+    return count
+
+
+def each_order(calls: Mapping[str, int]) -> Iterator[tuple[str, ...]]:
+    """Every order of the given calls per actor, in sorted order, one at a time (nothing is stored)."""
+    names = sorted(calls)
+    left = dict(calls)
+    total = sum(calls.values())
+    prefix: list[str] = []
+
+    def extend() -> Iterator[tuple[str, ...]]:
+        if len(prefix) == total:
+            yield tuple(prefix)
+            return
+        for name in names:
+            if left[name]:
+                left[name] -= 1
+                prefix.append(name)
+                yield from extend()
+                prefix.pop()
+                left[name] += 1
+
+    yield from extend()
+
+
+def check_call_counts(calls: Mapping[str, int], actors: Iterable[str], *, least: int = 0) -> dict[str, int]:
+    """``calls`` as a dict if it gives every actor, and only the actors, an int >= ``least``."""
+    names = set(actors)
+    problems = []
+    if missing := sorted(names - set(calls)):
+        problems.append(f"no count for actor(s) {missing}")
+    if unknown := sorted(set(calls) - names):
+        problems.append(f"a count for unknown actor(s) {unknown}")
+    if problems:
+        raise ValidationError(f"calls must give a count for exactly the actors {sorted(names)}: {'; '.join(problems)}")
+    return {name: check_int(f"calls[{name!r}]", n, least=least) for name, n in calls.items()}
+
+
 def interleavings(calls: Mapping[str, int]) -> list[tuple[str, ...]]:
     """Every order of the given calls per actor, sorted (``{"A": 1, "B": 1}`` -> AB, BA)."""
     for name, n in calls.items():
-        if not isinstance(n, int) or n < 0:
-            raise ValidationError(f"calls[{name!r}] must be a non-negative int, not {n!r}")
-    total = sum(calls.values())
-    count = math.factorial(total)
-    for n in calls.values():
-        count //= math.factorial(n)
+        check_int(f"calls[{name!r}]", n, least=0)
+    count = count_orders(calls)
     if count > MAX_ORDERS:
         raise ValidationError(
             f"{dict(calls)} gives {count:,} orders, more than {MAX_ORDERS:,}; "
             "use fewer actors or fewer calls per actor (2-3 of each is plenty to show a race)"
         )
-    orders: list[tuple[str, ...]] = []
-
-    def extend(prefix: list[str], left: dict[str, int]) -> None:
-        if not any(left.values()):
-            orders.append(tuple(prefix))
-            return
-        for name in sorted(left):
-            if left[name]:
-                left[name] -= 1
-                prefix.append(name)
-                extend(prefix, left)
-                prefix.pop()
-                left[name] += 1
-
-    extend([], dict(calls))
-    return orders
+    return list(each_order(calls))
 
 
 def _default_outcome(res: Interleaving) -> dict[str, Any]:
@@ -64,14 +93,15 @@ def count_calls(
     timeout: float = 10.0,
 ) -> dict[str, int]:
     """How many DynamoDB calls each actor makes when it runs alone after ``setup()``."""
-    _check_actors(actors)
-    probes = _gated_clients(actors, conn)
+    check_actors(actors)
+    check_positive("timeout", timeout)
+    probes = gated_clients(actors, conn)
     calls: dict[str, int] = {}
     for name in actors:
         if setup is not None:
             setup()
         try:
-            res = _run({name: actors[name]}, (), {name: probes[name]}, timeout, True)
+            res = run_gated({name: actors[name]}, (), {name: probes[name]}, timeout, True)
         except RaceError as exc:
             raise RaceError(
                 f"counting calls, actor {name!r} ran alone after setup() and failed: {exc}"
@@ -103,22 +133,19 @@ def all_interleavings(
     With ``strict=False`` an actor that ends before taking all its turns (e.g. it found the email
     taken and stopped) simply gives them up. ``df.attrs["calls"]`` holds the calls per actor.
     """
-    _check_actors(actors)
-    _check_timeout(timeout)
+    check_actors(actors)
+    check_positive("timeout", timeout)
     if calls is None:
         calls = count_calls(actors, conn=conn, setup=setup, timeout=timeout)
     else:
-        parse_order(list(calls), actors)
-        missing = sorted(set(actors) - set(calls))
-        if missing:
-            raise ValidationError(f"calls gives no count for actor(s) {missing}; add them")
+        calls = check_call_counts(calls, actors)
     judge = outcome or _default_outcome
-    probes = _gated_clients(actors, conn)
+    probes = gated_clients(actors, conn)
     rows: list[dict[str, Any]] = []
     for order in interleavings(calls):
         if setup is not None:
             setup()
-        res = _run(actors, order, probes, timeout, strict)
+        res = run_gated(actors, order, probes, timeout, strict)
         found = judge(res)
         row: dict[str, Any] = {"order": res.label}
         row.update(found if isinstance(found, Mapping) else {"outcome": found})
@@ -128,4 +155,12 @@ def all_interleavings(
     return df
 
 
-__all__ = ["MAX_ORDERS", "all_interleavings", "count_calls", "interleavings"]
+__all__ = [
+    "MAX_ORDERS",
+    "all_interleavings",
+    "check_call_counts",
+    "count_calls",
+    "count_orders",
+    "each_order",
+    "interleavings",
+]

@@ -14,7 +14,8 @@ import pandas as pd
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ..errors import OUTCOME_ERRORS, LabkitError, RaceError, ValidationError, error_code
-from .gate import _Probe, _Tally
+from ..validation import check_callable, check_int
+from .gate import Probe, WorkerTally
 from .types import Op
 
 if TYPE_CHECKING:
@@ -32,10 +33,8 @@ STRESS_COLUMNS = (
     "calls",
     "retries",
 )
-#: A gated turn is exactly one HTTP request: botocore's own retries are off.
 #: How long a stress worker waits at the start barrier for the others (seconds).
 BARRIER_TIMEOUT = 60.0
-_CTX = "labkit_call"
 
 
 def _progress_enabled(progress: bool | None, total: int) -> bool:
@@ -59,11 +58,11 @@ def _worker(
 ) -> list[dict[str, Any]]:
     """One worker: wait at the barrier, then run ``ops`` operations and record each."""
     try:
-        probe = _Probe(conn.new_client(), f"w{worker}")
+        probe = Probe(conn.new_client(), f"w{worker}")
     except BaseException:
         barrier.abort()
         raise
-    tally = _Tally()
+    tally = WorkerTally()
     probe.session = tally
     rows: list[dict[str, Any]] = []
     barrier.wait(BARRIER_TIMEOUT)
@@ -110,12 +109,6 @@ def _process_worker(args: tuple[Any, ...]) -> list[dict[str, Any]]:
     return _worker(op, conn, worker, ops, barrier, time.perf_counter, lambda: None, stop)
 
 
-def _check_counts(**counts: int) -> None:
-    for name, value in counts.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValidationError(f"{name} must be a positive int, not {value!r}")
-
-
 def stress(
     op: Op,
     *,
@@ -136,9 +129,9 @@ def stress(
     ``op`` must then be picklable — a module-level function, not a lambda or a closure.
     The progress bar shows on long interactive runs, never under CI (``progress`` overrides).
     """
-    _check_counts(threads=threads, ops=ops)
-    if not callable(op):
-        raise ValidationError(f"op is {type(op).__name__}; pass a callable op(client, worker, seq)")
+    check_int("threads", threads, least=1)
+    check_int("ops", ops, least=1)
+    check_callable("op", op, "a function op(client, worker, seq)")
     if setup is not None:
         setup()
     total = threads * ops

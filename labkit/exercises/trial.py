@@ -1,18 +1,17 @@
-"""The checker's runner: a throw-away table, the learner's function as actors, timeouts.
+"""One trial of a solution: a throw-away table, the learner's function as actors, timeouts.
 
 Every check gets its own table ``labkit-ex-<name>-<random>`` (deleted afterwards), so a solution
 that deletes its table or writes rubbish cannot spoil the next check. The learner's function runs
 as race-lab actors (:func:`labkit.races.run_interleaving`, :func:`labkit.races.all_interleavings`,
 :func:`labkit.races.stress`); every DynamoDB call it makes is also recorded with its parameters
 (``before-parameter-build``), which is what lets an exercise say *which* classic mistake it saw.
-The records live in :mod:`._calls`, the rules each run must keep in :mod:`._guards`.
+The records live in :mod:`.outcomes`, the rules each run must keep in :mod:`.rules`.
 """
 
 from __future__ import annotations
 
 import copy
 import ctypes
-import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -22,11 +21,11 @@ from botocore.exceptions import ClientError
 from .. import Connection
 from ..errors import RaceError
 from ..invariants import scan_rows
-from ..races import Interleaving, all_interleavings, run_interleaving, stress
+from ..races import Interleaving, all_interleavings, count_orders, run_interleaving, stress
 from ..table import reset_table
-from ._calls import Broke, Call, Explain, Item, Judge, Outcome, Stop, call_text, person, typed
-from ._guards import check_calls, check_raised
-from ._verdict import Finding
+from .outcomes import Broke, Explain, Item, Judge, Outcome, RecordedCall, Stop, call_text, person, typed
+from .rules import check_calls, check_raised
+from .verdict import Finding
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -39,8 +38,8 @@ class _Killed(BaseException):
     """Injected into a learner's thread that outlived its timeout, so it stops burning a core."""
 
 
-class Runner:
-    """Runs one solution against one throw-away table; exercises script their checks with it."""
+class Trial:
+    """One check of one solution against one throw-away table; each exercise scripts its check with it."""
 
     def __init__(
         self,
@@ -58,7 +57,7 @@ class Runner:
         self.documented = documented
         self.allowed = allowed
         self.keys_hint = keys_hint
-        self.calls: list[Call] = []
+        self.calls: list[RecordedCall] = []
         self.threads: set[int] = set()
         self._lock = threading.Lock()
         self.orders = 0
@@ -74,13 +73,13 @@ class Runner:
         calls = self.calls_sink
 
         def record(params: Mapping[str, Any], model: Any, **_: Any) -> None:
-            calls().append(Call(actor, str(model.name), copy.deepcopy(dict(params))))
+            calls().append(RecordedCall(actor, str(model.name), copy.deepcopy(dict(params))))
 
         client.meta.events.register(
             "before-parameter-build.dynamodb", record, unique_id=f"labkit-exercise-{id(self)}-{actor}"
         )
 
-    def calls_sink(self) -> list[Call]:
+    def calls_sink(self) -> list[RecordedCall]:
         return self.calls
 
     def actor(self, actor: str, args: tuple[Any, ...]) -> Callable[[DynamoDBClient], Outcome]:
@@ -157,7 +156,7 @@ class Runner:
                 ) from None
             raise
 
-    def guard(self, calls: Sequence[Call], res: Interleaving | None = None) -> None:
+    def guard(self, calls: Sequence[RecordedCall], res: Interleaving | None = None) -> None:
         """No DeleteTable, no other table, no key outside the exercise's keys (see :func:`check_calls`)."""
         check_calls(calls, table=self.table, allowed=self.allowed, keys_hint=self.keys_hint, res=res)
 
@@ -206,9 +205,7 @@ class Runner:
         for name, args in actors.items():
             self.reset(seed)
             calls[name] = self.solo(name, *args).turns
-        total = math.factorial(sum(calls.values()))
-        for n in calls.values():
-            total //= math.factorial(n)
+        total = count_orders(calls)
         if total > MAX_ORDERS:
             raise Stop(
                 Finding(
@@ -266,7 +263,7 @@ class Runner:
         *,
         threads: int = 4,
         ops: int = 3,
-        explain: Callable[[list[Call], str], tuple[str, str]] | None = None,
+        explain: Callable[[list[RecordedCall], str], tuple[str, str]] | None = None,
     ) -> list[Outcome]:
         """``threads`` workers x ``ops`` calls at once (labkit.races.stress), bounded by a join."""
         self.reset(seed)
@@ -283,10 +280,10 @@ class Runner:
             except BaseException as exc:  # reported below
                 box["exc"] = exc
 
-        runner = threading.Thread(target=body, name="labkit-exercise-storm", daemon=True)
-        runner.start()
-        runner.join(self.timeout * 2)
-        if runner.is_alive():
+        storm_thread = threading.Thread(target=body, name="labkit-exercise-storm", daemon=True)
+        storm_thread.start()
+        storm_thread.join(self.timeout * 2)
+        if storm_thread.is_alive():
             raise self._timed_out(
                 f"the storm of {threads} workers x {ops} calls", f" (bounded at {self.timeout * 2:g} s)"
             )
@@ -323,4 +320,4 @@ class Runner:
         return ", ".join(words)
 
 
-__all__ = ["MAX_ORDERS", "Runner"]
+__all__ = ["MAX_ORDERS", "Trial"]

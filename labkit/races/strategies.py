@@ -1,54 +1,47 @@
-"""The strategies :func:`labkit.races.explore` picks from: exhaustive, DPOR and PCT sampling."""
+"""The strategies :func:`labkit.races.explore` picks from: exhaustive, DPOR and PCT sampling.
+
+Each strategy is a function of a runner (:class:`~labkit.races.calls.OrderRunner`): it chooses
+orders and calls ``runner.run(order, limit)``, which makes the real run, judges it and raises to
+end the exploration. This module never imports the runner, and the runner never imports it;
+:mod:`~labkit.races.explore` hands one to the other.
+"""
 
 from __future__ import annotations
 
-import math
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from .calls import Call, _HappensBefore, _nondeterministic, conflicts
-
-if TYPE_CHECKING:
-    from .explore import _Runner
-
-# ---------------------------------------------------------------- strategies
+from .calls import Call, OrderRunner, conflicts, nondeterministic
+from .orders import each_order
 
 
-def count_orders(calls: Mapping[str, int]) -> int:
-    """How many orders the given calls per actor have (a multinomial coefficient)."""
-    count = math.factorial(sum(calls.values()))
-    for n in calls.values():
-        count //= math.factorial(n)
-    return count
-
-
-def _all_orders(calls: Mapping[str, int]) -> Iterator[tuple[str, ...]]:
-    """Every order of the calls, in sorted order, generated lazily."""
-    names = sorted(calls)
-    left = dict(calls)
-    prefix: list[str] = []
-
-    def extend() -> Iterator[tuple[str, ...]]:
-        if len(prefix) == total:
-            yield tuple(prefix)
-            return
-        for name in names:
-            if left[name]:
-                left[name] -= 1
-                prefix.append(name)
-                yield from extend()
-                prefix.pop()
-                left[name] += 1
-
-    total = sum(calls.values())
-    yield from extend()
-
-
-def _exhaustive(runner: _Runner, calls: Mapping[str, int], limit: int) -> None:
-    for order in _all_orders(calls):
+def exhaustive(runner: OrderRunner, calls: Mapping[str, int], limit: int) -> None:
+    """Run every order of ``calls`` (in sorted order) until one fails or ``limit`` runs are made."""
+    for order in each_order(calls):
         runner.run(order, limit)
+
+
+class _HappensBefore:
+    """Vector clocks over one trace: i -> j iff a chain of conflicting calls leads from i to j."""
+
+    def __init__(self, trace: Sequence[Call]) -> None:
+        self.trace = trace
+        self.clocks: list[dict[str, int]] = []
+        last: dict[str, int] = {}
+        for k, call in enumerate(trace):
+            clock: dict[str, int] = {}
+            for j in range(k):
+                if j == last.get(call.actor) or (trace[j].actor != call.actor and conflicts(trace[j], call)):
+                    for actor, pos in self.clocks[j].items():
+                        if clock.get(actor, -1) < pos:
+                            clock[actor] = pos
+            clock[call.actor] = k
+            self.clocks.append(clock)
+            last[call.actor] = k
+
+    def __call__(self, i: int, j: int) -> bool:
+        return i < j and self.clocks[j].get(self.trace[i].actor, -1) >= i
 
 
 @dataclass
@@ -68,8 +61,8 @@ def _enabled_next(trace: Sequence[Call], i: int) -> dict[str, Call]:
     return nxt
 
 
-def _dpor(runner: _Runner, limit: int) -> None:
-    """Source-DPOR with sleep sets, one real run per explored maximal trace."""
+def dpor(runner: OrderRunner, limit: int) -> None:
+    """Source-DPOR with sleep sets (Abdulla et al. 2014): one real run per explored maximal trace."""
     path: list[_Node] = []
     order: list[str] = []
     prefer: list[str] = []
@@ -78,7 +71,7 @@ def _dpor(runner: _Runner, limit: int) -> None:
         for j, call in enumerate(trace[: len(order)]):  # the replayed prefix made the same calls?
             before = path[j].next.get(call.actor)
             if before != call:
-                raise _nondeterministic([c.actor for c in trace[: j + 1]], call, before)
+                raise nondeterministic([c.actor for c in trace[: j + 1]], call, before)
         start = max(len(order) - 1, 0)
         del path[len(order) :]
         # extend the path with the states this run went through beyond the forced prefix
@@ -158,7 +151,7 @@ def _pct_order(calls: Mapping[str, int], depth: int, rng: random.Random) -> tupl
     return tuple(order)
 
 
-def _pct(runner: _Runner, calls: Mapping[str, int], depth: int, seed: int, limit: int) -> bool:
+def pct(runner: OrderRunner, calls: Mapping[str, int], depth: int, seed: int, limit: int) -> bool:
     """Sample distinct PCT schedules until the budget; False if they ran out before it."""
     rng = random.Random(seed)
     tried: set[tuple[str, ...]] = set()
@@ -176,4 +169,4 @@ def _pct(runner: _Runner, calls: Mapping[str, int], depth: int, seed: int, limit
     return True
 
 
-# ---------------------------------------------------------------- the entry point
+__all__ = ["dpor", "exhaustive", "pct"]

@@ -7,7 +7,7 @@ from typing import Any
 from ..invariants import check_uniqueness
 from ..table import table_spec
 from ..uniqueness import DEFAULT_FIELDS, account_key, marker_item, marker_key
-from ._calls import Broke, Call, Outcome
+from .outcomes import Broke, Outcome, RecordedCall
 
 # Keys as labkit.uniqueness builds them (derived, so they cannot drift from the lesson's).
 EMAIL_NAMESPACE = DEFAULT_FIELDS["email"]
@@ -58,7 +58,7 @@ def broken(items: list[dict[str, Any]]) -> tuple[str, str] | None:
     return kind, f"the account {row['records'][0]} has no marker for its {row['attribute']} ({row['detail']})"
 
 
-def shape(calls: list[Call]) -> dict[str, bool]:
+def shape(calls: list[RecordedCall]) -> dict[str, bool]:
     """Features of a solution, from the calls it made."""
     writes = [c for c in calls if c.is_write]
     gsi = any(c.operation == "Query" and c.params.get("IndexName") == EMAIL_INDEX_NAME for c in calls)
@@ -89,7 +89,7 @@ def shape(calls: list[Call]) -> dict[str, bool]:
     }
 
 
-def mistake(calls: list[Call], invariant: str) -> tuple[str, str]:
+def mistake(calls: list[RecordedCall], invariant: str) -> tuple[str, str]:
     """(kind, sentence) naming the classic mistake that explains a broken invariant."""
     s = shape(calls)
     if invariant == "several_owners" or invariant == "duplicate":
@@ -138,7 +138,7 @@ def mistake(calls: list[Call], invariant: str) -> tuple[str, str]:
     return ("wrong-result", "the table is left in a state the pattern forbids")
 
 
-def calls_of(outs: dict[str, Outcome]) -> list[Call]:
+def calls_of(outs: dict[str, Outcome]) -> list[RecordedCall]:
     return [c for o in outs.values() for c in o.calls]
 
 
@@ -151,6 +151,6 @@ def diagnose(broke: Broke) -> tuple[str, str, str]:
     return invariant, kind, words
 
 
-def storm_mistake(calls: list[Call], problem: str) -> tuple[str, str]:
+def storm_mistake(calls: list[RecordedCall], problem: str) -> tuple[str, str]:
     """(kind, sentence) for a storm that broke uniqueness: an orphan marker, or several owners."""
     return mistake(calls, "orphan_marker" if "orphan" in problem else "several_owners")

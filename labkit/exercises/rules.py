@@ -3,7 +3,7 @@
 Before: :func:`signature_problem` (the checker can call it). After each run or forced order:
 :func:`check_calls` (no DeleteTable, no other table, no key outside the exercise's keys) and
 :func:`check_raised` (a stub is "not solved yet"; only the exercise's documented errors may be
-raised). A broken rule ends the check by raising :class:`~._calls.Stop`.
+raised). A broken rule ends the check by raising :class:`~.outcomes.Stop`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..races import Interleaving
-from ._calls import READS, WRITES, Call, Outcome, Stop, call_text, last_line, person
-from ._verdict import NOT_SOLVED, Finding
+from .outcomes import ALLOWED_OPERATIONS, Outcome, RecordedCall, Stop, call_text, last_line, person
+from .verdict import NOT_SOLVED, Finding
 
 
 def signature_problem(solution: Any, expected: str, sample: Sequence[Any]) -> Finding | None:
@@ -40,7 +40,7 @@ def signature_problem(solution: Any, expected: str, sample: Sequence[Any]) -> Fi
 
 
 def check_calls(
-    calls: Sequence[Call],
+    calls: Sequence[RecordedCall],
     *,
     table: str,
     allowed: Callable[[str, str], bool],
@@ -60,7 +60,7 @@ def check_calls(
                     res,
                 )
             )
-        if call.operation not in WRITES | READS:
+        if call.operation not in ALLOWED_OPERATIONS:
             raise Stop(
                 Finding(
                     "outside-keys",
@@ -129,7 +129,7 @@ def _s(av: Any) -> str:
     return str(av)
 
 
-def _tables(call: Call) -> list[str]:
+def _tables(call: RecordedCall) -> list[str]:
     p = call.params
     if call.operation == "TransactWriteItems":
         return [str(body.get("TableName")) for _, body in call.actions()]
@@ -140,7 +140,7 @@ def _tables(call: Call) -> list[str]:
     return []
 
 
-def _write_keys(call: Call) -> list[tuple[str, str]]:
+def _write_keys(call: RecordedCall) -> list[tuple[str, str]]:
     keys: list[Mapping[str, Any]] = []
     for _, body in call.actions():
         found = body.get("Key") or body.get("Item")

@@ -1,6 +1,6 @@
 """What a solution did, in the checker's terms: its calls, its outcomes, and words for them.
 
-A :class:`Call` is one DynamoDB call a solution made (recorded with its parameters at
+A :class:`RecordedCall` is one DynamoDB call a solution made (recorded with its parameters at
 ``before-parameter-build``); an :class:`Outcome` is one run of the solution; a :class:`Broke` is a
 forced order that broke an invariant. :class:`Stop` ends a check with one finding.
 """
@@ -14,14 +14,14 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeSerializer
 
+from .. import constants as C
 from ..races import Interleaving
-from ._verdict import Finding
+from .verdict import Finding
 
 #: Who the actors are, in the checker's sentences.
 PEOPLE: Mapping[str, str] = {"A": "Ada", "B": "Bob", "C": "Cy"}
-#: Operations that change items (everything else that is not a read is refused outright).
-WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"})
-READS = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems", "DescribeTable"})
+#: The operations a solution may call: DynamoDB's item reads and writes, and DescribeTable.
+ALLOWED_OPERATIONS = C.READ_OPERATIONS | C.WRITE_OPERATIONS | {"DescribeTable"}
 
 Item = dict[str, Any]
 _serializer = TypeSerializer()
@@ -36,7 +36,7 @@ class Stop(Exception):
 
 
 @dataclass(frozen=True)
-class Call:
+class RecordedCall:
     """One DynamoDB call the solution made: who, which operation, the parameters it passed."""
 
     actor: str
@@ -45,7 +45,7 @@ class Call:
 
     @property
     def is_write(self) -> bool:
-        return self.operation in WRITES
+        return self.operation in C.WRITE_OPERATIONS
 
     def actions(self) -> list[tuple[str, Mapping[str, Any]]]:
         """(action, body) of each write: ("Put", {...}) for a PutItem or each transaction action."""
@@ -71,7 +71,7 @@ class Outcome:
     args: tuple[Any, ...]
     value: Any = None
     exc: Exception | None = None
-    calls: list[Call] = field(default_factory=list)
+    calls: list[RecordedCall] = field(default_factory=list)
     turns: int = 0
 
     @property
@@ -113,17 +113,16 @@ def call_text(args: tuple[Any, ...]) -> str:
     return "solution(client, table_name, " + ", ".join(repr(a) for a in args) + ")"
 
 
-def uses(calls: Sequence[Call], operation: str, **has: Any) -> bool:
+def uses(calls: Sequence[RecordedCall], operation: str, **has: Any) -> bool:
     """Whether any call is ``operation`` (and has the given parameters, if any)."""
     return any(c.operation == operation and all(c.params.get(k) == v for k, v in has.items()) for c in calls)
 
 
 __all__ = [
     "PEOPLE",
-    "READS",
-    "WRITES",
+    "ALLOWED_OPERATIONS",
     "Broke",
-    "Call",
+    "RecordedCall",
     "Explain",
     "Item",
     "Judge",
