@@ -4,6 +4,7 @@
     python3 bootstrap.py lab          # install what is needed, open JupyterLab on the embedded endpoint
     python3 bootstrap.py test         # install what is needed, run every unit test and every notebook
     python3 bootstrap.py lint         # ruff check, ruff format --check and mypy --strict (installs the dev extra)
+    python3 bootstrap.py notebooks [NAME ...]   # rebuild notebooks/*.ipynb from lessons/*.md and execute them
     python3 bootstrap.py doctor       # any other command goes to `labkit` (doctor, serve, ...) in .venv
     python3 bootstrap.py lock         # refresh constraints.txt: labkit[lab,test,dev] in a fresh venv, frozen
     python3 bootstrap.py wheelhouse DIR   # fill DIR with wheels for an offline install
@@ -42,10 +43,13 @@ TEST_COMMAND = ["-m", "pytest", "-n", "2", "--dist", "loadscope", "--nbval-lax",
 #: The lint command: each runs inside the virtual environment; all must pass.
 LINT_PATHS = ["labkit", "tests", "benchmarks", "tools", "bootstrap.py", "conftest.py"]
 LINT_COMMANDS = [
-    ["-m", "ruff", "check", *LINT_PATHS, "notebooks"],  # notebooks are checked, not formatted (builders write them)
+    # notebooks are checked, not formatted: they are generated from lessons/ (`bootstrap.py notebooks`)
+    ["-m", "ruff", "check", *LINT_PATHS, "notebooks"],
     ["-m", "ruff", "format", "--check", *LINT_PATHS],
     ["-m", "mypy"],
 ]
+#: Rebuilds and executes the notebooks from their sources in lessons/ (docs/notebooks.md).
+NOTEBOOKS_COMMAND = ["tools/notebooks.py"]
 #: The one-line way to refresh the lock; written at the top of constraints.txt.
 LOCK_COMMAND = "python3 bootstrap.py lock"
 STAMP = ".labkit-installed"
@@ -279,7 +283,9 @@ def lint(python: Path) -> int:
     return 0
 
 
-USAGE = "usage: python3 bootstrap.py lab|test|lint|doctor|serve|lock|wheelhouse DIR [args...] (see the README)"
+USAGE = (
+    "usage: python3 bootstrap.py lab|test|lint|doctor|serve|lock|notebooks|wheelhouse DIR [args...] (see the README)"
+)
 
 
 def main(argv: list[str]) -> int:
@@ -321,6 +327,8 @@ def main(argv: list[str]) -> int:
         return _run(python, [*TEST_COMMAND, *rest])
     if command == "lint":
         return lint(python)
+    if command == "notebooks":
+        return _run(python, [*NOTEBOOKS_COMMAND, *rest])
     return _run(python, ["-m", "labkit", command, *rest])
 
 

@@ -5,12 +5,27 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import uuid
 from typing import Any
 from urllib.parse import urlparse
 
 import boto3
 from botocore.config import Config
+from hypothesis import HealthCheck, settings
+
+#: The fuzz tests' example count (LABKIT_FUZZ_EXAMPLES=5000 for a deeper local run).
+FUZZ_EXAMPLES = int(os.environ.get("LABKIT_FUZZ_EXAMPLES", 250))
+settings.register_profile(
+    "labkit-ci",
+    max_examples=FUZZ_EXAMPLES,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+#: The fuzz tests' hypothesis settings: a fixed example count, derandomized (a CI failure replays locally).
+FUZZ = settings.get_profile("labkit-ci")
 
 REGION = "us-east-1"
 AUTH = "AWS4-HMAC-SHA256 Credential=labkit/20260101/{region}/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
@@ -76,5 +91,6 @@ def make_table(client: Any, *, range_key: bool = True, gsi: bool = False, stream
 
 def scan_all(client: Any, table: str) -> list[dict[str, Any]]:
     return sorted(
-        client.scan(TableName=table, ConsistentRead=True)["Items"], key=lambda i: json.dumps(i, sort_keys=True)
+        client.scan(TableName=table, ConsistentRead=True)["Items"],
+        key=lambda i: json.dumps(i, sort_keys=True, default=repr),
     )

@@ -7,6 +7,7 @@ interval so that a missing lock would show.
 
 from __future__ import annotations
 
+import functools
 import json
 import socket
 import subprocess
@@ -660,29 +661,30 @@ def _normalise(body: bytes, table: str) -> Any:
     return payload
 
 
-def test_fast_path__same_answers_as_moto_handler_for_hot_operations() -> None:
-    """Status and body of the fast path equal moto's own dispatch, request by request."""
+def test_fast_path__same_answers_as_moto_handler_for_hot_operations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Status and body of the fast path equal moto's own dispatch (both validated), request by request."""
+    from labkit.endpoint import apply
     from labkit.endpoint.decode import decode
     from labkit.endpoint.encode import ClientFault, fault_response, response
-    from labkit.endpoint.validate import Plan
+    from labkit.endpoint.validate import validate
 
     store = DynamoEngine().store
     fast_table, moto_table = (f"labkit-cmp-{uuid.uuid4().hex[:8]}" for _ in range(2))
     for table in (fast_table, moto_table):
         body = json.dumps(_table_request(table)).encode()
         store.dispatch(decode(_headers("CreateTable"), body, store.account_of))
+    fast_operations = dict(apply.FAST_OPERATIONS)
     for operation, request in SCRIPT:
         answers = []
         for table, fast in ((fast_table, True), (moto_table, False)):
+            monkeypatch.setattr(apply, "FAST_OPERATIONS", fast_operations if fast else {})
             params = json.loads(json.dumps({"TableName": table, **request}).replace("$T", table))
             decoded = decode(_headers(operation), json.dumps(params).encode(), store.account_of)
-            if fast:
-                try:
-                    status, _, out = response(200, store.apply(decoded, Plan(), track=False).payload)
-                except ClientFault as fault:
-                    status, _, out = fault_response(fault)
-            else:
-                status, _, out = store.dispatch(decoded)
+            try:
+                plan = validate(decoded, functools.partial(store.schema, decoded.account, decoded.region))
+                status, _, out = response(200, store.apply(decoded, plan, track=False).payload)
+            except ClientFault as fault:
+                status, _, out = fault_response(fault)
             answers.append((status, _normalise(out, table)))
         assert answers[0] == answers[1], f"{operation} {request}"
 

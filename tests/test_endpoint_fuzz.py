@@ -8,29 +8,19 @@ both as raw HTTP (anything at all) and through boto3 with its parameter validati
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from botocore.exceptions import BotoCoreError, ClientError
-from engine_support import make_table, post, raw_client, scan_all
-from hypothesis import HealthCheck, given, settings
+from engine_support import FUZZ, FUZZ_EXAMPLES, make_table, post, raw_client, scan_all
+from hypothesis import given
 from hypothesis import strategies as st
 
 from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 
-EXAMPLES = 250  # LABKIT_FUZZ_EXAMPLES=5000 for a deeper local run
-settings.register_profile(
-    "labkit-ci",
-    max_examples=int(os.environ.get("LABKIT_FUZZ_EXAMPLES", EXAMPLES)),
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
-CI = settings.get_profile("labkit-ci")
+CI = FUZZ
 TABLE = "labkit-fuzz-table"  # replaced by the module's real table name when sent
 
 
@@ -310,4 +300,4 @@ def test_fuzz__boto3_without_parameter_validation__never_500_and_errors_write_no
 def test_fuzz__profile_is_reproducible() -> None:
     """The CI profile is derandomized with a fixed example count (so CI failures replay locally)."""
     assert CI.derandomize is True
-    assert CI.max_examples == int(os.environ.get("LABKIT_FUZZ_EXAMPLES", EXAMPLES))
+    assert CI.max_examples == FUZZ_EXAMPLES

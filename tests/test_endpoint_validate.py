@@ -149,7 +149,7 @@ SYNTAX: dict[str, tuple[str, dict[str, Any], str]] = {
     "empty projection element": (
         "get_item",
         {"Key": _key("X"), "ProjectionExpression": "n,,s"},
-        'Invalid ProjectionExpression: Syntax error; token: ",", near: ",,"',
+        'Invalid ProjectionExpression: Syntax error; token: ",", near: ",,s"',
     ),
 }
 

@@ -1,8 +1,11 @@
-"""notebooks/exercises: learner and solution notebooks come from one source and never drift.
+"""notebooks/exercises: one source per exercise gives the learner's notebook and the solution notebook.
 
-``notebooks/exercises/build.py`` generates both from ``labkit/exercises/solutions.py``; these tests
-regenerate them (without executing) and compare every cell's type and source with the committed
-notebooks. nbval (the README's test command) runs the notebooks themselves.
+Each source in ``lessons/exercises/`` holds the answer between ``### BEGIN SOLUTION`` and
+``### END SOLUTION``; ``tools/notebooks.py`` writes the learner's notebook (the stub in its place) and
+the solution notebook (the answer kept). The answer, and every definition the notebook gives the
+learner, equal ``labkit/exercises/solutions.py``: the code ``labkit exercises`` and the checker's tests
+run. ``tests/test_notebook_sources.py`` checks the committed notebooks equal what the sources generate;
+nbval (the README's test command) runs them.
 """
 
 # nbformat has no type hints
@@ -10,9 +13,10 @@ notebooks. nbval (the README's test command) runs the notebooks themselves.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import inspect
-import sys
+import re
 from pathlib import Path
 from types import ModuleType
 
@@ -22,72 +26,139 @@ import pytest
 from labkit.exercises import names
 from labkit.exercises.solutions import REFERENCE
 
-FOLDER = Path(__file__).resolve().parent.parent / "notebooks" / "exercises"
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS_PY = ROOT / "labkit" / "exercises" / "solutions.py"
 
 
-def _builder() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("exercise_notebooks_build", FOLDER / "build.py")
+def _tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("notebooks_tool", ROOT / "tools" / "notebooks.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
     spec.loader.exec_module(module)
     return module
 
 
-BUILD = _builder()
-GENERATED = BUILD.build()
+TOOL = _tool()
+SOURCES = [s for s in TOOL.sources() if TOOL.is_exercise(s)]
 
 
-@pytest.mark.parametrize("path", sorted(GENERATED), ids=lambda p: str(p.relative_to(FOLDER)))
-def test_committed_notebook__equals_what_build_py_generates(path: Path) -> None:
-    """Each committed notebook has exactly the cells build.py generates from solutions.py."""
-    committed = nbformat.read(path, as_version=4)
-    assert BUILD.sources(committed) == BUILD.sources(GENERATED[path]), (
-        f"{path.name} drifted from its source: run `python notebooks/exercises/build.py`"
+def _notebooks(source: Path) -> tuple[nbformat.NotebookNode, nbformat.NotebookNode]:
+    """(learner's, solution) as the source generates them."""
+    learner, solution = TOOL.targets(source).values()
+    return learner, solution
+
+
+def _checked(source: Path) -> tuple[str, str]:
+    """The exercise name and the function the notebook's check cell hands to the checker."""
+    text = "\n".join(c.source for c in TOOL.read(source).cells if c.cell_type == "code")
+    found = re.search(r'labkit\.exercises\.check\("([a-z-]+)", (\w+), conn=conn\)', text)
+    assert found, f"{source.name}: no `labkit.exercises.check(...)` cell"
+    return found[1], found[2]
+
+
+def _definitions(text: str) -> dict[str, str]:
+    """Top-level functions and assignments by name, each with its text (comments after its last line too)."""
+    lines = text.splitlines()
+    out: dict[str, str] = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef):
+            found = [node.name]
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found = [t.id for t in targets if isinstance(t, ast.Name)]
+        else:
+            continue
+        end = node.end_lineno or node.lineno
+        while end < len(lines) and (not lines[end].strip() or lines[end].startswith((" ", "\t"))):
+            end += 1
+        while not lines[end - 1].strip():
+            end -= 1
+        for name in found:
+            out[name] = "\n".join(lines[node.lineno - 1 : end])
+    return out
+
+
+def test_sources__one_per_exercise__in_workshop_order_with_a_learner_and_a_solution_notebook() -> None:
+    """Three exercise sources, in labkit.exercises' order; each writes NN_x.ipynb and solutions/NN_x.ipynb."""
+    assert [_checked(s)[0] for s in SOURCES] == names()
+    for source in SOURCES:
+        learner, solution = TOOL.targets(source)
+        assert learner == TOOL.NOTEBOOKS / "exercises" / f"{source.stem}.ipynb"
+        assert solution == TOOL.NOTEBOOKS / "exercises" / "solutions" / f"{source.stem}.ipynb"
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda s: s.stem)
+def test_solution_notebook__answer_between_markers_is_the_reference_function(source: Path) -> None:
+    """The marked cell is exactly the function REFERENCE runs, its body between the markers."""
+    exercise, function = _checked(source)
+    _, solution = _notebooks(source)
+    cell = next(c.source for c in solution.cells if TOOL.BEGIN in c.source)
+    body = inspect.getsource(REFERENCE[exercise]).splitlines()
+    assert REFERENCE[exercise].__name__ == function
+    assert [line for line in cell.splitlines() if line.strip() not in (TOOL.BEGIN, TOOL.END)] == body, (
+        f"the answer in {source.relative_to(ROOT)} differs from {function} in labkit/exercises/solutions.py: "
+        "make them equal (the checker's tests run solutions.py)"
     )
+    assert cell.splitlines()[1].strip() == TOOL.BEGIN and cell.splitlines()[-1].strip() == TOOL.END
 
 
-def test_build__one_learner_and_one_solution_notebook_per_exercise() -> None:
-    """Three exercises -> three learner notebooks beside three solution notebooks."""
-    learner = sorted(p.name for p in GENERATED if p.parent == FOLDER)
-    solved = sorted(p.name for p in GENERATED if p.parent == FOLDER / "solutions")
-    assert learner == solved == ["01_raise_limit.ipynb", "02_unique_sign_up.ipynb", "03_change_email.ipynb"]
-    assert [s.name for s in BUILD.SPECS] == names()
+@pytest.mark.parametrize("source", SOURCES, ids=lambda s: s.stem)
+def test_source__every_definition_solutions_py_also_has__is_the_same_text(source: Path) -> None:
+    """What the notebook gives the learner (SETTINGS_KEY, typed) and the answer are copies of solutions.py."""
+    reference = _definitions(SOLUTIONS_PY.read_text())
+    shared: list[str] = []
+    for cell in TOOL.read(source).cells:
+        if cell.cell_type != "code" or cell.source.startswith("%"):
+            continue
+        text = "\n".join(line for line in cell.source.splitlines() if line.strip() not in (TOOL.BEGIN, TOOL.END))
+        for name, definition in _definitions(text).items():
+            if name in reference:
+                assert definition == reference[name], (
+                    f"{source.name}: {name} differs from labkit/exercises/solutions.py"
+                )
+                shared.append(name)
+    assert _checked(source)[1] in shared and len(shared) >= 2  # the answer and what the learner is given
 
 
-@pytest.mark.parametrize("spec", BUILD.SPECS, ids=lambda s: s.name)
-def test_solution_notebook__holds_the_reference_answer_between_markers(spec: object) -> None:
-    """The solution cell is the reference function, its body between nbgrader-style markers."""
-    nb = GENERATED[FOLDER / "solutions" / spec.filename]  # type: ignore[attr-defined]
-    cell = next(c.source for c in nb.cells if BUILD.BEGIN in c.source)
-    body = inspect.getsource(REFERENCE[spec.name]).splitlines()  # type: ignore[attr-defined]
-    assert [line for line in cell.splitlines() if line.strip() not in (BUILD.BEGIN, BUILD.END)] == body
-
-
-@pytest.mark.parametrize("spec", BUILD.SPECS, ids=lambda s: s.name)
-def test_learner_notebook__has_the_stub_and_no_answer(spec: object) -> None:
+@pytest.mark.parametrize("source", SOURCES, ids=lambda s: s.stem)
+def test_learner_notebook__has_the_stub_and_no_answer(source: Path) -> None:
     """The learner's cell keeps the signature, raises NotImplementedError, and hides the answer."""
-    nb = GENERATED[FOLDER / spec.filename]  # type: ignore[attr-defined]
-    text = "\n".join(c.source for c in nb.cells)
-    assert BUILD.BEGIN not in text and BUILD.END not in text
-    stub = next(c.source for c in nb.cells if BUILD.STUB in c.source)
-    assert stub.splitlines()[0] == inspect.getsource(REFERENCE[spec.name]).splitlines()[0]  # type: ignore[attr-defined]
-    assert len(stub.splitlines()) == 2
+    exercise, _ = _checked(source)
+    learner, _ = _notebooks(source)
+    text = "\n".join(c.source for c in learner.cells)
+    assert TOOL.BEGIN not in text and TOOL.END not in text
+    stub = next(c.source for c in learner.cells if TOOL.STUB in c.source)
+    assert stub.splitlines() == [inspect.getsource(REFERENCE[exercise]).splitlines()[0], f"    {TOOL.STUB}"]
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda s: s.stem)
+def test_solution_notebook__titled_solution__asserts_passed__learner_accepts_not_solved(source: Path) -> None:
+    """Only the title, the marked regions and the check line differ between the two notebooks."""
+    learner, solution = _notebooks(source)
+    number = int(source.stem[:2])
+    assert learner.cells[0].source.startswith(f"# Exercise {number} · ")
+    assert solution.cells[0].source.startswith(f"# Solution to exercise {number} · ")
+    assert solution.cells[0].source.endswith("edit that file, not this notebook.*")
+    learner_code = "\n".join(c.source for c in learner.cells if c.cell_type == "code")
+    solution_code = "\n".join(c.source for c in solution.cells if c.cell_type == "code")
+    assert TOOL.LEARNER_CHECK in learner_code and TOOL.SOLUTION_CHECK not in learner_code
+    assert TOOL.SOLUTION_CHECK in solution_code and TOOL.LEARNER_CHECK not in solution_code
+    differ = [i for i, (a, b) in enumerate(zip(learner.cells, solution.cells, strict=True)) if a.source != b.source]
+    assert len(differ) == 3 and differ[0] == 0
 
 
 def test_learner_source__replaces_every_marked_region_with_the_stub() -> None:
     """learner_source keeps what is outside the markers and the indentation of the stub."""
     source = "def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n\nprint(1)"
-    assert BUILD.learner_source(source) == f"def f(x):\n    {BUILD.STUB}\n\nprint(1)"
+    assert TOOL.learner_source(source) == f"def f(x):\n    {TOOL.STUB}\n\nprint(1)"
 
 
-@pytest.mark.parametrize("path", sorted(GENERATED), ids=lambda p: str(p.relative_to(FOLDER)))
-def test_committed_outputs__learner_says_not_solved_yet_and_solution_passed(path: Path) -> None:
+@pytest.mark.parametrize("source", SOURCES, ids=lambda s: s.stem)
+def test_committed_outputs__learner_says_not_solved_yet_and_solution_passed(source: Path) -> None:
     """The committed clean run: learners' check reports 'not solved yet', solutions' 'PASSED'."""
-    nb = nbformat.read(path, as_version=4)
-    cell = next(c for c in nb.cells if c.cell_type == "code" and "print(verdict.headline)" in c.source)
-    text = "".join(o.get("text", "") for o in cell.outputs)
-    expected = "PASSED" if path.parent.name == "solutions" else "not solved yet"
-    assert text.strip().endswith(expected), text
-    counts = [c.execution_count for c in nb.cells if c.cell_type == "code"]
-    assert counts == list(range(1, len(counts) + 1))
+    for path in TOOL.targets(source):
+        nb = nbformat.read(path, as_version=4)
+        cell = next(c for c in nb.cells if c.cell_type == "code" and "print(verdict.headline)" in c.source)
+        text = "".join(o.get("text", "") for o in cell.outputs)
+        expected = "PASSED" if path.parent.name == "solutions" else "not solved yet"
+        assert text.strip().endswith(expected), text

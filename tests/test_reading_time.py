@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -46,15 +47,16 @@ def test_measure__optional_section_then_summary__split_into_core_and_optional(tm
 
 
 def test_lesson_notebooks__stated_core_time__not_below_the_estimate_by_more_than_a_minute() -> None:
-    """Each lesson's first screen states a core time the estimate does not exceed by over a minute."""
+    """Each lesson whose first screen states "about **N minutes**" (01 and 02 do) is not estimated above N + 1."""
     rt = load("reading_time")
-    for name, builder in (("01_singleton_items", "build_01_singleton"), ("02_uniqueness", "build_02_uniqueness")):
-        sys.path.insert(0, str(TOOLS))
-        try:
-            stated = load(builder).CORE_MIN
-        finally:
-            sys.path.remove(str(TOOLS))
-        core, _ = rt.measure(str(TOOLS.parent / "notebooks" / f"{name}.ipynb"))
-        first = nbformat.read(TOOLS.parent / "notebooks" / f"{name}.ipynb", as_version=4).cells[0].source
-        assert f"about **{stated} minutes**" in first
-        assert core.minutes() <= stated + 1, f"{name}: core path takes {core.minutes():.1f} min, stated {stated}"
+    checked = []
+    for path in sorted((TOOLS.parent / "notebooks").glob("*.ipynb")):
+        stated = re.search(r"about \*\*(\d+) minutes\*\*", nbformat.read(path, as_version=4).cells[0].source)
+        if stated is None:
+            continue
+        core, _ = rt.measure(str(path))
+        assert core.minutes() <= int(stated[1]) + 1, (
+            f"{path.name}: core path takes {core.minutes():.1f} min, stated {stated[1]}"
+        )
+        checked.append(path.stem)
+    assert {"01_singleton_items", "02_uniqueness"} <= set(checked)

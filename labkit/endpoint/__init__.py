@@ -2,8 +2,9 @@
 
 A request flows through one module per step (see ``docs/decisions.md``)::
 
-    server  ->  decode  ->  validate (shapes, values, expressions)  ->  hooks.before
-            ->  idempotency  ->  apply (moto, atomic, under the engine's lock)  ->  meter
+    server  ->  decode  ->  validate (shapes, values, expressions, updates)  ->  hooks.before
+            ->  idempotency  ->  apply (moto, atomic, under the engine's lock; the engine's own
+                conditions, filters and projections: evaluate, rewrite)  ->  meter
             ->  hooks.after  ->  encode
 
 Only :mod:`labkit.endpoint.apply` imports moto. The engine imports no plug-in: it is handed

@@ -14,7 +14,7 @@ instance (the leak: 3 items per UpdateItem, forever) is off for DynamoDB's model
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import json
 import re
 import sys
@@ -25,10 +25,14 @@ from typing import Any
 
 from ..compat import INSTALL_MOTO
 from ..errors import ConfigurationError
+from .atomic import AtomicBackend
 from .decode import STREAMS, Request
-from .encode import ClientFault, Response, cancelled, fault_response, headers_for
+from .encode import ClientFault, Response, fault_response, headers_for
+from .evaluate import as_bytes, holds
+from .expressions import Condition
+from .rewrite import finish, for_moto
 from .schema import TableSchema, schema_of
-from .validate import Plan, check_stored_item
+from .validate import Plan
 
 WireItem = dict[str, Any]
 
@@ -40,7 +44,6 @@ try:
     from moto.core.model_instances import model_data
     from moto.core.request import Request as MotoRequest
     from moto.core.utils import camelcase_to_underscores
-    from moto.dynamodb.comparisons import get_filter_expression
     from moto.dynamodb.models import dynamodb_backends
     from moto.dynamodb.models.dynamo_type import Item, LimitedSizeDict
     from moto.dynamodb.models.utilities import dynamo_to_dict
@@ -68,6 +71,7 @@ FAST_OPERATIONS: dict[str, str] = {
     "BatchWriteItem": "batch_write_item",
 }
 _BINARY = re.compile(rb'"BS?"\s*:')
+_SINGLE_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
 _prepared = False
 
 
@@ -127,143 +131,17 @@ def _fault_from_body(status: int, body: bytes) -> ClientFault:
     return ClientFault(code, message, status, data)
 
 
-def _restore(table: Any, hash_value: Any, range_value: Any, item: Any) -> None:
-    """Put ``item`` back at its key in moto's storage (or remove the key if it was absent)."""
-    if item is None:
-        if range_value is not None:
-            table.items.get(hash_value, {}).pop(range_value, None)
-        else:
-            table.items.pop(hash_value, None)
-    elif range_value is not None:
-        table.items[hash_value][range_value] = item
-    else:
-        table.items[hash_value] = item
+class _Backend(AtomicBackend):
+    """The atomic backend over moto: moto's items as plain JSON, moto's errors as ClientFaults."""
 
+    moto_errors = (JsonRESTError,)
 
-class _Backend:
-    """moto's DynamoDBBackend with atomic multi-item writes; everything else passes through."""
+    def wire(self, item: Any) -> WireItem | None:
+        return wire(item)
 
-    def __init__(self, store: MotoStore, real: Any, who: tuple[str, str]) -> None:
-        self.store = store
-        self.real = real
-        self.who = who
-        self.track = False
-        self.reads: list[tuple[str, str | None, list[WireItem]]] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.real, name)
-
-    def _post_check(self, table: Any, hash_value: Any, range_value: Any) -> None:
-        schema = self.store.schema(*self.who, table.name)
-        after = wire(table.get_item(hash_value, range_value))
-        if schema is not None and after is not None:
-            check_stored_item(schema, after, updated=True)
-
-    def update_item(self, table_name: str, key: dict[str, Any], **kwargs: Any) -> Any:
-        """moto's update_item, but an update that fails (or makes a bad item) leaves the item as it was."""
-        table = self.real.get_table(table_name)
-        hash_value, range_value = self.real.get_keys_value(table, key)
-        current = table.get_item(hash_value, range_value)
-        before = copy.deepcopy(current)  # moto updates the stored item in place
-        try:
-            result = self.real.update_item(table_name, key, **kwargs)
-            self._post_check(table, hash_value, range_value)
-            return result
-        except BaseException:
-            _restore(table, hash_value, range_value, before)
-            raise
-
-    def query(self, table_name: str, *args: Any, **kwargs: Any) -> Any:
-        """moto's query (called as moto's handler calls it); remembers the items read before the filter."""
-        kw = {**kwargs, "filter_expression": None}
-        if len(args) > 6:  # moto's handler passes the projection 8th; it is applied after the filter, below
-            projection, args = args[6], (*args[:6], None, *args[7:])
-        else:
-            projection = kw.pop("projection_expressions", None)
-        items, scanned, last_key = self.real.query(table_name, *args, **kw)
-        return self._filter(table_name, items, scanned, last_key, kwargs, projection)
-
-    def scan(self, table_name: str, *args: Any, **kwargs: Any) -> Any:
-        """moto's scan (called as moto's handler calls it); remembers the items read before the filter."""
-        kw = {**kwargs, "filter_expression": None, "projection_expression": None}
-        items, scanned, last_key = self.real.scan(table_name, *args, **kw)
-        return self._filter(table_name, items, scanned, last_key, kwargs, kwargs.get("projection_expression"))
-
-    def _filter(
-        self, table_name: str, items: list[Any], scanned: int, last_key: Any, kwargs: dict[str, Any], projection: Any
-    ) -> tuple[list[Any], int, Any]:
-        if self.track:
-            reads = [w for w in map(wire, items) if w is not None]
-            self.reads.append((table_name, kwargs.get("index_name"), reads))
-        if kwargs.get("filter_expression"):
-            condition = get_filter_expression(
-                kwargs["filter_expression"], kwargs.get("expr_names"), kwargs.get("expr_values")
-            )
-            items = [item for item in items if condition.expr(item)]
-        if projection:
-            items = [item.project(projection) for item in items]
-        return items, scanned, last_key
-
-    def transact_write_items(self, transact_items: list[dict[str, Any]]) -> None:
-        """Check every condition first; write only if all hold; undo every write if one fails.
-
-        The request was validated in full (one action per element, keys of the right types, no
-        two actions on one item), so a check here fails only by its condition.
-        """
-        real = self.real
-        plan: list[tuple[str, dict[str, Any], Any, Any, Any, dict[str, Any]]] = []
-        reasons: list[tuple[str | None, str | None, Any]] = []
-        for action in transact_items:
-            ((op_type, op),) = ((k, v) for k, v in action.items() if v is not None)
-            table = real.get_table(op["TableName"])
-            key = op["Key"] if op_type != "Put" else {k: op["Item"][k] for k in self.store.key_names(table)}
-            hash_value, range_value = real.get_keys_value(table, key)
-            current = table.get_item(hash_value, range_value)
-            condition = op.get("ConditionExpression")
-            reason: tuple[str | None, str | None, Any] = (None, None, None)
-            if condition is not None:
-                check = get_filter_expression(
-                    condition, op.get("ExpressionAttributeNames"), op.get("ExpressionAttributeValues")
-                )
-                if not check.expr(current):
-                    old = None
-                    if op.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and current:
-                        old = current.to_json()["Attributes"]
-                    reason = ("ConditionalCheckFailed", "The conditional request failed", old)
-            reasons.append(reason)
-            plan.append((op_type, op, table, hash_value, range_value, key))
-        if any(code is not None for code, _, _ in reasons):
-            raise cancelled(reasons)
-
-        saved = [(table, h, r, copy.deepcopy(table.get_item(h, r))) for _, _, table, h, r, _ in plan]
-        done = 0
-        try:
-            for op_type, op, table, h, r, key in plan:
-                if op_type == "Put":
-                    real.put_item(table.name, op["Item"])
-                elif op_type == "Delete":
-                    real.delete_item(table.name, key)
-                elif op_type == "Update":
-                    real.update_item(
-                        table.name,
-                        key,
-                        update_expression=op["UpdateExpression"],
-                        expression_attribute_names=op.get("ExpressionAttributeNames"),
-                        expression_attribute_values=op.get("ExpressionAttributeValues"),
-                    )
-                    self._post_check(table, h, r)
-                done += 1
-        except (JsonRESTError, ClientFault) as exc:
-            for table, h, r, item in reversed(saved):
-                _restore(table, h, r, item)
-            fault = _fault(exc) if isinstance(exc, JsonRESTError) else exc
-            failed: list[tuple[str | None, str | None, Any]] = [(None, None, None)] * len(plan)
-            failed[done] = (fault.code, fault.message, None)
-            raise cancelled(failed) from exc
-        except BaseException:
-            for table, h, r, item in reversed(saved):
-                _restore(table, h, r, item)
-            raise
+    def fault(self, exc: BaseException) -> ClientFault:
+        assert isinstance(exc, JsonRESTError | ServiceException)
+        return _fault(exc)
 
 
 class _Handler(DynamoHandler):
@@ -371,7 +249,8 @@ class MotoStore:
         table = real.tables.get(table_name)
         if table is None:
             return None
-        return wire(table.get_item(*real.get_keys_value(table, dict(key))))
+        stored = {k: {"B": as_bytes(v["B"])} if "B" in v else v for k, v in key.items()}  # moto keeps bytes
+        return wire(table.get_item(*real.get_keys_value(table, stored)))
 
     # applying -----------------------------------------------------------------------------------
     def apply(self, request: Request, plan: Plan, track: bool) -> Applied:
@@ -380,11 +259,13 @@ class MotoStore:
         wrapped = self.backend(*who)
         writes = [(t.table, t.key) for t in plan.writes]
         before = [self.item(*who, t, k) for t, k in writes] if track else []
-        wrapped.track, wrapped.reads = track, []
+        self._check_condition(request, plan)
+        wrapped.track, wrapped.reads, wrapped.params, wrapped.plan = track, [], request.params, plan
         try:
-            payload = self._call(request)
+            payload = self._call(request, for_moto(request.operation, request.params, plan.parsed_of))
         finally:
-            wrapped.track = False
+            wrapped.track, wrapped.params = False, {}
+        finish(request.operation, request.params, payload, plan.parsed_of)
         applied = Applied(payload, before)
         if track:
             applied.after = [self.item(*who, t, k) for t, k in writes]
@@ -392,16 +273,32 @@ class MotoStore:
             applied.scanned, wrapped.reads = wrapped.reads, []
         return applied
 
-    def _call(self, request: Request) -> dict[str, Any]:
+    def _check_condition(self, request: Request, plan: Plan) -> None:
+        """A single-item write's ConditionExpression, on the item as it is now (moto never sees it)."""
+        params = request.params
+        found = plan.parsed_of(params).get("ConditionExpression") if request.operation in _SINGLE_WRITES else None
+        tree: Condition | None = None if found is None else found.tree
+        if tree is None:
+            return
+        target = plan.writes[0]
+        current = self.item(request.account, request.region, target.table, target.key)
+        if holds(tree, current, params.get("ExpressionAttributeNames"), params.get("ExpressionAttributeValues")):
+            return
+        extra = {"Item": current} if current and params.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" else {}
+        raise ClientFault("ConditionalCheckFailedException", "The conditional request failed", extra=extra)
+
+    def _call(self, request: Request, params: dict[str, Any]) -> dict[str, Any]:
         method = FAST_OPERATIONS.get(request.operation)
-        if method is None or "content-encoding" in request.headers or _BINARY.search(request.body):
-            status, _, body = self.dispatch(request)
+        if method is None or _BINARY.search(request.body):
+            headers = {k: v for k, v in request.headers.items() if k != "content-encoding"}
+            body = json.dumps(params).encode("utf-8")
+            status, _, answer = self.dispatch(dataclasses.replace(request, params=params, headers=headers, body=body))
             if status != 200:
-                raise _fault_from_body(status, body)
-            payload: dict[str, Any] = json.loads(body or b"{}")
+                raise _fault_from_body(status, answer)
+            payload: dict[str, Any] = json.loads(answer or b"{}")
             return payload
         handler = self._handler()
-        handler.body = handler.params = request.params
+        handler.body = handler.params = params
         handler.uri_match = {}
         handler.current_account, handler.region = request.account, request.region
         try:

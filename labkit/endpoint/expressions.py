@@ -1,63 +1,164 @@
-"""Syntax of DynamoDB's condition, filter, key-condition and projection expressions.
+"""Syntax of DynamoDB's condition, filter, key-condition and projection expressions, as a tree.
 
-A small tokenizer and recursive-descent parser, so that a malformed expression is a
+A small tokenizer and recursive-descent parser: a malformed expression is a
 ``ValidationException`` worded as DynamoDB words it (``Invalid ConditionExpression: Syntax
-error; token: "<EOF>", near: "PK"``), before moto's parser (which raises ValueError, KeyError
-or AssertionError on them) sees it. Update expressions are parsed by moto, whose parser reports
-syntax errors properly; here only their placeholders are checked.
+error; token: "<EOF>", near: "PK"``); an attribute name that is one of DynamoDB's reserved
+words is refused (``Attribute name is a reserved keyword; reserved keyword: name``). The tree
+(:class:`Compare`, :class:`Call`, :class:`And`, ...) is what :mod:`labkit.endpoint.evaluate`
+evaluates; placeholders (``#n``, ``:v``) stay unresolved in it.
+
+"near" is the failing token with the significant token before and after it, as they appear in
+the text (``SET n :v`` fails at ``:v`` near ``n :v``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .encode import ClientFault
+from .reserved import is_reserved
 
 _TOKEN = re.compile(
-    r"\s*(?:(?P<name>#[A-Za-z0-9_]+|:[A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*)|(?P<num>\d+)"
-    r"|(?P<op><>|<=|>=|[=<>(),.\[\]])|(?P<bad>\S))"
+    r"(?P<name>#[A-Za-z0-9_]+|:[A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_]*)|(?P<num>\d+)"
+    r"|(?P<op><>|<=|>=|[=<>(),.\[\]+-])|(?P<space>\s+)"
 )
-_KEYWORDS = {"AND", "OR", "NOT", "BETWEEN", "IN"}
-_COMPARATORS = {"=", "<>", "<", "<=", ">", ">="}
-_CONDITION_FUNCTIONS = {
+_KEYWORDS = frozenset({"AND", "OR", "NOT", "BETWEEN", "IN"})
+_COMPARATORS = frozenset({"=", "<>", "<", "<=", ">", ">="})
+#: Condition functions and their number of operands.
+FUNCTIONS = {
     "attribute_exists": 1,
     "attribute_not_exists": 1,
     "attribute_type": 2,
     "begins_with": 2,
     "contains": 2,
 }
-_EOF = "<EOF>"
+EOF = "<EOF>"
+
+
+# --- the tree ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Path:
+    """A document path: names (``#n`` placeholders unresolved) and list indexes."""
+
+    parts: tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """An ExpressionAttributeValues placeholder (``:v``)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Size:
+    """``size(path)``."""
+
+    path: Path
+
+
+Operand = Path | Value | Size
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    op: str
+    left: Operand
+    right: Operand
+
+
+@dataclass(frozen=True, slots=True)
+class Between:
+    subject: Operand
+    low: Operand
+    high: Operand
+
+
+@dataclass(frozen=True, slots=True)
+class In:
+    subject: Operand
+    options: tuple[Operand, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A condition function: attribute_exists, attribute_not_exists, attribute_type, begins_with, contains."""
+
+    name: str
+    args: tuple[Operand, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    left: Condition
+    right: Condition
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    left: Condition
+    right: Condition
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    inner: Condition
+
+
+Condition = Compare | Between | In | Call | And | Or | Not
 
 
 @dataclass
 class Parsed:
-    """What an expression refers to: placeholders, and (key conditions) ``path = value`` pairs."""
+    """An expression's tree and what it refers to: placeholders, and (key conditions) comparisons."""
 
     names: set[str] = field(default_factory=set)
     values: set[str] = field(default_factory=set)
     equalities: list[tuple[str, str]] = field(default_factory=list)  # (first path element, :value)
     comparisons: list[tuple[str, str]] = field(default_factory=list)  # every (path, :value) compared
     operators: set[str] = field(default_factory=set)
+    tree: Condition | None = None  # conditions and filters
+    paths: tuple[Path, ...] = ()  # projections
 
 
-class _Parser:
+# --- tokens --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    text: str
+    start: int
+    end: int
+    bad: bool = False
+
+
+def tokenize(text: str) -> list[Token]:
+    """Significant tokens; a character no token starts with ends the list as a ``bad`` token."""
+    tokens: list[Token] = []
+    pos = 0
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if match is None:
+            tokens.append(Token(text[pos], pos, pos + 1, bad=True))
+            break
+        if match.lastgroup != "space":
+            tokens.append(Token(match.group(), match.start(), match.end()))
+        pos = match.end()
+    return tokens
+
+
+class Parser:
+    """Shared by the condition parser here and the update-expression parser."""
+
     def __init__(self, label: str, text: str) -> None:
         self.label = label
         self.text = text
-        self.tokens: list[str] = []
-        pos = 0
-        while pos < len(text):
-            match = _TOKEN.match(text, pos)
-            if match is None:  # only trailing whitespace is left
-                break
-            pos = match.end()
-            token = match.group(match.lastgroup or "bad")
-            self.tokens.append(token)
-            if match.lastgroup == "bad":
-                break
+        self.tokens = tokenize(text)
         self.i = 0
         self.out = Parsed()
 
@@ -65,100 +166,124 @@ class _Parser:
         return ClientFault("ValidationException", f"Invalid {self.label}: {message}")
 
     def syntax(self) -> ClientFault:
-        token = self.peek()
-        before = self.tokens[self.i - 1] if self.i > 0 else ""
-        near = before + (token if token != _EOF else "")
-        return self.fail(f'Syntax error; token: "{token}", near: "{near}"')
+        """DynamoDB's syntax error at the current token."""
+        tokens, i = self.tokens, self.i
+        start = tokens[i - 1].start if i > 0 else (tokens[i].start if i < len(tokens) else 0)
+        if i >= len(tokens):
+            return self.fail(f'Syntax error; token: "{EOF}", near: "{self.text[start:] if i else ""}"')
+        token = tokens[i]
+        if token.bad:  # a character no token starts with: DynamoDB shows it with the one after it
+            end = token.end + 1 if token.end < len(self.text) and not self.text[token.end].isspace() else token.end
+        else:
+            end = tokens[i + 1].end if i + 1 < len(tokens) else token.end
+        return self.fail(f'Syntax error; token: "{token.text}", near: "{self.text[start:end]}"')
 
     def peek(self, ahead: int = 0) -> str:
         j = self.i + ahead
-        return self.tokens[j] if j < len(self.tokens) else _EOF
+        if j >= len(self.tokens) or self.tokens[j].bad:
+            return EOF if j >= len(self.tokens) else "\x00"
+        return self.tokens[j].text
 
     def take(self, expected: str | None = None) -> str:
         token = self.peek()
-        if token == _EOF or (expected is not None and token.upper() != expected):
+        if token in (EOF, "\x00") or (expected is not None and token.upper() != expected):
             raise self.syntax()
         self.i += 1
         return token
 
     def done(self) -> None:
-        if self.peek() != _EOF:
+        if self.i < len(self.tokens):
             raise self.syntax()
 
     # operands -------------------------------------------------------------------------------
-    def _is_name(self, token: str) -> bool:
-        return (
-            token != _EOF
-            and (token[0] == "#" or token[0].isalpha() or token[0] == "_")
-            and token.upper() not in _KEYWORDS
-        )
+    @staticmethod
+    def is_name(token: str) -> bool:
+        return token[:1] == "#" or ((token[:1].isalpha() or token[:1] == "_") and token.upper() not in _KEYWORDS)
 
-    def path(self) -> str:
+    def _name(self) -> str:
         token = self.peek()
-        if not self._is_name(token) or token.startswith(":"):
+        if token in (EOF, "\x00") or not self.is_name(token):
             raise self.syntax()
-        first = self.take()
-        if first.startswith("#"):
-            self.out.names.add(first)
+        self.take()
+        if token.startswith("#"):
+            self.out.names.add(token)
+        elif is_reserved(token):
+            raise self.fail(f"Attribute name is a reserved keyword; reserved keyword: {token}")
+        return token
+
+    def path(self) -> Path:
+        parts: list[str | int] = [self._name()]
         while self.peek() in (".", "["):
             if self.take() == ".":
-                part = self.peek()
-                if not self._is_name(part) or part.startswith(":"):
-                    raise self.syntax()
-                self.take()
-                if part.startswith("#"):
-                    self.out.names.add(part)
+                parts.append(self._name())
             else:
                 if not self.peek().isdigit():
                     raise self.syntax()
-                self.take()
+                parts.append(int(self.take()))
                 self.take("]")
-        return first
+        return Path(tuple(parts))
 
-    def operand(self) -> str:
+    def operand(self) -> Operand:
         token = self.peek()
         if token.startswith(":"):
             self.out.values.add(self.take())
-            return token
+            return Value(token)
         if token.lower() == "size" and self.peek(1) == "(":
             self.take()
             self.take("(")
-            self.path()
+            inner = self.path()
             self.take(")")
-            return "size()"
-        if self.peek(1) == "(" and self._is_name(token):
+            return Size(inner)
+        if self.peek(1) == "(" and token not in (EOF, "\x00") and self.is_name(token):
             raise self.fail(f"Invalid function name; function: {token}")
         return self.path()
 
+
+class _ConditionParser(Parser):
     # conditions -----------------------------------------------------------------------------
-    def condition(self) -> None:
-        self.conjunction()
+    def condition(self) -> Condition:
+        node = self.conjunction()
         while self.peek().upper() == "OR":
             self.out.operators.add("OR")
             self.take()
-            self.conjunction()
+            node = Or(node, self.conjunction())
+        return node
 
-    def conjunction(self) -> None:
-        self.negation()
+    def conjunction(self) -> Condition:
+        node = self.negation()
         while self.peek().upper() == "AND":
             self.take()
-            self.negation()
+            node = And(node, self.negation())
+        return node
 
-    def negation(self) -> None:
+    def negation(self) -> Condition:
         if self.peek().upper() == "NOT":
             self.out.operators.add("NOT")
             self.take()
-            self.negation()
-            return
+            return Not(self.negation())
         if self.peek() == "(":
             self.take()
-            self.condition()
+            if self.peek() == "(" and self._wraps_all():
+                raise self.fail("The expression has redundant parentheses;")
+            node = self.condition()
             self.take(")")
-            return
+            return node
         token = self.peek()
-        if self.peek(1) == "(" and token.lower() != "size":
-            self.function(token)
-            return
+        if self.peek(1) == "(" and token.lower() != "size" and token not in (EOF, "\x00"):
+            return self.function(token)
+        return self.comparison()
+
+    def _wraps_all(self) -> bool:
+        """At ``((``: does the inner parenthesis close right before the outer one does?"""
+        depth = 0
+        for j in range(self.i, len(self.tokens)):
+            text = self.tokens[j].text
+            depth += (text == "(") - (text == ")")
+            if depth == 0:
+                return j + 1 < len(self.tokens) and self.tokens[j + 1].text == ")"
+        return False
+
+    def comparison(self) -> Condition:
         left = self.operand()
         op = self.peek().upper()
         if op in _COMPARATORS:
@@ -166,63 +291,71 @@ class _Parser:
             right = self.operand()
             self.out.operators.add(op)
             for a, b in ((left, right), (right, left)):
-                if b.startswith(":") and not a.startswith(":") and a != "size()":
-                    self.out.comparisons.append((a, b))
+                if isinstance(b, Value) and isinstance(a, Path):
+                    self.out.comparisons.append((_head(a), b.name))
                     if op == "=":
-                        self.out.equalities.append((a, b))
-        elif op == "BETWEEN":
+                        self.out.equalities.append((_head(a), b.name))
+            return Compare(op, left, right)
+        if op == "BETWEEN":
             self.out.operators.add(op)
             self.take()
             low = self.operand()
             self.take("AND")
             high = self.operand()
-            self.out.comparisons.extend((left, v) for v in (low, high) if v.startswith(":"))
-        elif op == "IN":
+            if isinstance(left, Path):
+                self.out.comparisons.extend((_head(left), v.name) for v in (low, high) if isinstance(v, Value))
+            return Between(left, low, high)
+        if op == "IN":
             self.out.operators.add(op)
             self.take()
             self.take("(")
-            self.operand()
+            options = [self.operand()]
             while self.peek() == ",":
                 self.take()
-                self.operand()
+                options.append(self.operand())
             self.take(")")
-        else:
-            raise self.syntax()
+            return In(left, tuple(options))
+        raise self.syntax()
 
-    def function(self, name: str) -> None:
-        arity = _CONDITION_FUNCTIONS.get(name)
+    def function(self, name: str) -> Condition:
+        arity = FUNCTIONS.get(name)
         if arity is None:
             raise self.fail(f"Invalid function name; function: {name}")
         self.out.operators.add(name)
         self.take()
         self.take("(")
-        first = self.path()
-        args = 1
+        args: list[Operand] = [self.path()]
         while self.peek() == ",":
             self.take()
-            second = self.operand()
-            args += 1
-            if name == "begins_with" and second.startswith(":"):
-                self.out.comparisons.append((first, second))
+            args.append(self.operand())
         self.take(")")
-        if args != arity:
+        if len(args) != arity:
             raise self.fail(
                 f"Incorrect number of operands for operator or function; operator or function: {name}, "
-                f"number of operands: {args}"
+                f"number of operands: {len(args)}"
             )
+        first, *rest = args
+        if name == "begins_with" and rest and isinstance(rest[0], Value) and isinstance(first, Path):
+            self.out.comparisons.append((_head(first), rest[0].name))
+        return Call(name, tuple(args))
+
+
+def _head(path: Path) -> str:
+    return str(path.parts[0])
 
 
 def _parse(label: str, text: str, projection: bool = False) -> Parsed:
-    parser = _Parser(label, text)
+    parser = _ConditionParser(label, text)
     if not parser.tokens:
         raise parser.fail("The expression can not be empty;")
     if projection:
-        parser.path()
+        paths = [parser.path()]
         while parser.peek() == ",":
             parser.take()
-            parser.path()
+            paths.append(parser.path())
+        parser.out.paths = tuple(paths)
     else:
-        parser.condition()
+        parser.out.tree = parser.condition()
     parser.done()
     return parser.out
 
@@ -249,17 +382,6 @@ def projection(text: str) -> Parsed:
     return _parse("ProjectionExpression", text, projection=True)
 
 
-_NAME_PLACEHOLDER = re.compile(r"#[A-Za-z0-9_]+")
-_VALUE_PLACEHOLDER = re.compile(r":[A-Za-z0-9_]+")
-
-
-def update_placeholders(text: str) -> Parsed:
-    """The placeholders an UpdateExpression uses (moto parses its syntax)."""
-    if not text.strip():
-        raise ClientFault("ValidationException", "Invalid UpdateExpression: The expression can not be empty;")
-    return Parsed(set(_NAME_PLACEHOLDER.findall(text)), set(_VALUE_PLACEHOLDER.findall(text)))
-
-
 def check_placeholders(
     label: str, parsed: Parsed, names: Mapping[str, Any] | None, values: Mapping[str, Any] | None
 ) -> None:
@@ -269,12 +391,31 @@ def check_placeholders(
         (parsed.values, values, "An expression attribute value used in expression is not defined; attribute value"),
     ):
         for placeholder in sorted(used):
-            if defined is None or placeholder not in defined:
+            if not isinstance(defined, Mapping) or placeholder not in defined:
                 raise ClientFault("ValidationException", f"Invalid {label}: {problem}: {placeholder}")
 
 
-def unused(given: Iterable[str], used: set[str]) -> list[str]:
-    return [k for k in given if k not in used]
-
-
-__all__ = ["Parsed", "check_placeholders", "condition", "key_condition", "projection", "update_placeholders"]
+__all__ = [
+    "EOF",
+    "FUNCTIONS",
+    "And",
+    "Between",
+    "Call",
+    "Compare",
+    "Condition",
+    "In",
+    "Not",
+    "Operand",
+    "Or",
+    "Parsed",
+    "Parser",
+    "Path",
+    "Size",
+    "Token",
+    "Value",
+    "check_placeholders",
+    "condition",
+    "key_condition",
+    "projection",
+    "tokenize",
+]

@@ -21,6 +21,7 @@ from .decode import DYNAMODB, Request
 from .encode import ClientFault
 from .schema import TableSchema
 from .shapes import check_request
+from .updates import update as parse_update
 from .values import check_value
 
 SchemaOf = Callable[[str], TableSchema | None]
@@ -56,6 +57,13 @@ class Plan:
     reads: list[tuple[str, str]] = field(default_factory=list)  # (table, partition key)
     writes: list[Target] = field(default_factory=list)
     gets: list[tuple[str, dict[str, Any], bool, bool]] = field(default_factory=list)  # table, key, strong, in a tx
+    #: Parsed expressions per parameter scope (the request, a transaction action, a BatchGetItem
+    #: table), keyed by the scope dict's id: the dicts live as long as the request.
+    parsed: dict[int, dict[str, X.Parsed]] = field(default_factory=dict)
+
+    def parsed_of(self, scope: Mapping[str, Any]) -> dict[str, X.Parsed]:
+        """The expressions parsed for one parameter scope (empty if it has none)."""
+        return self.parsed.get(id(scope), {})
 
 
 def _invalid(message: str) -> ClientFault:
@@ -162,7 +170,7 @@ def check_item(schema: TableSchema, item: Any) -> tuple[dict[str, Any], str]:
     return key, canonical(item[schema.hash_key])
 
 
-def _expressions(scope: Mapping[str, Any]) -> dict[str, X.Parsed]:
+def _expressions(scope: Mapping[str, Any], plan: Plan) -> dict[str, X.Parsed]:
     """Parse every expression of ``scope``; check placeholders are defined and all used."""
     names, values = scope.get("ExpressionAttributeNames"), scope.get("ExpressionAttributeValues")
     parsed: dict[str, X.Parsed] = {}
@@ -173,7 +181,7 @@ def _expressions(scope: Mapping[str, Any]) -> dict[str, X.Parsed]:
         if text is None:
             continue
         if label == "UpdateExpression":
-            parsed[label] = X.update_placeholders(text)
+            parsed[label] = parse_update(text)[0]
         elif label == "KeyConditionExpression":
             parsed[label] = X.key_condition(text)
         elif label == "ProjectionExpression":
@@ -200,6 +208,7 @@ def _expressions(scope: Mapping[str, Any]) -> dict[str, X.Parsed]:
         except ClientFault as fault:
             fault.message = f"ExpressionAttributeValues contains invalid value: {fault.message} for key {name}"
             raise
+    plan.parsed[id(scope)] = parsed
     return parsed
 
 
@@ -255,7 +264,7 @@ def _check_start_key(schema: TableSchema, params: Mapping[str, Any]) -> None:
 def _single(op: str, params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan, transactional: bool = False) -> None:
     """GetItem, PutItem, UpdateItem, DeleteItem, Query, Scan, or one action of a transaction."""
     table = params["TableName"]
-    parsed = _expressions(params)
+    parsed = _expressions(params, plan)
     schema = _schema(schema_of, table)
     if op in ("GetItem", "Get"):
         plan.reads.append((table, check_key(schema, params["Key"])))
@@ -300,7 +309,7 @@ def _batch_get(params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan) -> No
     if total > C.MAX_BATCH_GET_KEYS:
         raise _invalid("Too many items requested for the BatchGetItem call")
     for table, request in params["RequestItems"].items():
-        _expressions(request)
+        _expressions(request, plan)
         schema = _schema(schema_of, table)
         seen: set[str] = set()
         for key in request["Keys"]:

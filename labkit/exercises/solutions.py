@@ -1,9 +1,10 @@
-"""Reference solutions, one per exercise — the one source the solution notebooks are built from.
+"""Reference solutions, one per exercise: what ``labkit exercises`` and the checker's tests run.
 
 Each function is written the way a learner would write it in a notebook cell: plain boto3 client
 calls with DynamoDB's typed JSON, and labkit only for the key helpers, normalisation and errors.
-``notebooks/exercises/build.py`` copies each body into the solution notebook between
-``### BEGIN SOLUTION`` and ``### END SOLUTION``; ``labkit exercises`` checks them on this machine.
+Each exercise's source ``lessons/exercises/NN_name.md`` holds a copy of its function, the body between
+``### BEGIN SOLUTION`` and ``### END SOLUTION`` (a test keeps the two equal); ``labkit exercises``
+checks these on this machine.
 """
 
 from __future__ import annotations
