@@ -4,7 +4,7 @@
 
 Targets, all on 127.0.0.1 and all in this process (as in a notebook kernel):
 
-* embedded     labkit's EmbeddedEndpoint (atomic, fast path)
+* embedded     labkit's endpoint, labkit profile (atomic, fast path; labkit.embedded.start_endpoint)
 * moto-server  moto's ThreadedMotoServer (werkzeug)
 * canned       a uvicorn server that answers every request with a fixed GetItem
                response: what a boto3 client costs by itself (the floor)
@@ -28,7 +28,7 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
-from labkit.endpoint import EmbeddedEndpoint
+from labkit.embedded import start_endpoint
 
 REGION = "us-east-1"
 KEY = {"PK": {"S": "bench"}}
@@ -109,8 +109,8 @@ def http_targets() -> Iterator[dict[str, str]]:
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request otherwise
-    embedded = EmbeddedEndpoint().start()
-    canned = EmbeddedEndpoint(engine=_Canned()).start()  # type: ignore[arg-type]
+    embedded = start_endpoint()
+    canned = start_endpoint(engine=_Canned())  # type: ignore[arg-type]
     moto_server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     moto_server.start()
     host, port = moto_server.get_host_and_port()

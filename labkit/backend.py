@@ -2,7 +2,8 @@
 
 Backends (``LABKIT_BACKEND`` or ``connect(backend=...)``):
 
-``embedded``  (default) labkit's own endpoint on 127.0.0.1, started in this process —
+``embedded``  (default) labkit's own endpoint on 127.0.0.1, started in this process
+              (:func:`labkit.embedded.shared_endpoint`) —
               or the one ``labkit lab`` / ``labkit serve`` started, via ``LABKIT_EMBEDDED_URL``.
 ``local``     DynamoDB Local at http://localhost:8000 (``docker compose up -d dynamodb``).
 ``aws``       real DynamoDB through the normal credential chain and region. Opt-in only.
@@ -146,7 +147,9 @@ def connect(
                     f"restart it, or unset {ENV_EMBEDDED_URL} to start one in this process",
                 )
             return conn
-        from .endpoint import shared_endpoint
+        # The floor's one upward edge, and a lazy one: the composition root builds the engine
+        # (it imports the engine and its plug-ins, none of which imports this module).
+        from .embedded import shared_endpoint
 
         return Connection("embedded", shared_endpoint().url, C.LOCAL_REGION, table)
     if name == "local":

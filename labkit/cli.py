@@ -24,17 +24,18 @@ EXIT_ERROR = 2
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .endpoint import EmbeddedEndpoint
+    from .embedded import LABKIT, start_endpoint
 
-    endpoint = EmbeddedEndpoint(port=args.port)
+    rules = None
     if args.faults:  # checked before anything listens
-        from .faults import FaultInjector, load_rules
+        if args.profile != LABKIT:
+            raise LabkitError(f"--faults needs --profile {LABKIT}: the {args.profile!r} profile has no fault injector")
+        from .faults import load_rules
 
         rules = load_rules(args.faults)
-        endpoint.engine.add_hook(FaultInjector(rules))
         print(f"labkit: injecting faults from {args.faults} ({len(rules.rules)} rule(s), seed {rules.seed})")
-    endpoint.start()
-    print(f"labkit: embedded DynamoDB endpoint listening on {endpoint.url} (127.0.0.1 only)")
+    endpoint = start_endpoint(args.port, profile=args.profile, faults=rules)
+    print(f"labkit: embedded DynamoDB endpoint listening on {endpoint.url} (127.0.0.1 only, profile {args.profile})")
     print(f"  aws dynamodb list-tables --endpoint-url {endpoint.url}")
     print(f"  notebooks/kernels: export {ENV_EMBEDDED_URL}={endpoint.url}")
     print("  Ctrl-C to stop", flush=True)
@@ -74,9 +75,9 @@ def _lab(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     endpoint = None
     if env.get(ENV_BACKEND, "embedded") == "embedded" and not env.get(ENV_ENDPOINT_URL):
-        from .endpoint import EmbeddedEndpoint
+        from .embedded import start_endpoint
 
-        endpoint = EmbeddedEndpoint(port=args.port).start()
+        endpoint = start_endpoint(args.port)
         env[ENV_EMBEDDED_URL] = endpoint.url
         print(f"labkit: embedded DynamoDB endpoint on {endpoint.url}; the notebooks' kernels share it", flush=True)
     try:
@@ -125,13 +126,29 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .embedded import DYNAMODB_LOCAL, LABKIT, PROFILES
+
     parser = argparse.ArgumentParser(prog="labkit", description="DynamoDB pattern labs.")
     parser.add_argument("--version", action="version", version=f"labkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    serve = sub.add_parser("serve", help="run the embedded DynamoDB endpoint on 127.0.0.1")
+    serve = sub.add_parser(
+        "serve",
+        help="run the embedded DynamoDB endpoint on 127.0.0.1",
+        description="Run the embedded DynamoDB endpoint on 127.0.0.1 until Ctrl-C.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="profiles:\n" + "\n".join(f"  {name:<15} {what}" for name, what in PROFILES.items()),
+    )
     serve.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
-    serve.add_argument("--faults", metavar="FILE", help="inject DynamoDB errors by rule (JSON; see labkit.faults)")
+    serve.add_argument(
+        "--profile",
+        choices=list(PROFILES),
+        default=LABKIT,
+        help=f"what the engine runs besides DynamoDB (default {LABKIT}; {DYNAMODB_LOCAL}: behave like DynamoDB Local)",
+    )
+    serve.add_argument(
+        "--faults", metavar="FILE", help="inject DynamoDB errors by rule (JSON; see labkit.faults; labkit profile only)"
+    )
     serve.set_defaults(func=_serve)
 
     lab = sub.add_parser("lab", help="open JupyterLab on notebooks/ with the embedded endpoint running")

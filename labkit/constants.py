@@ -105,3 +105,21 @@ MAX_REQUEST_BODY_BYTES: Final = 16 * 1024 * 1024
 #: Seconds the embedded endpoint waits for the rest of a half-sent body, and keeps an idle connection.
 REQUEST_BODY_TIMEOUT_SECONDS: Final = 30.0
 IDLE_KEEP_ALIVE_SECONDS: Final = 30.0
+
+# --- DynamoDB's answers, word for word -----------------------------------------------------------
+#: ``__type`` prefix of a DynamoDB error (``com.amazonaws.dynamodb.v20120810#ThrottlingException``).
+ERROR_PREFIX: Final = "com.amazonaws.dynamodb.v20120810#"
+#: DynamoDB's message for a request throttled on a provisioned table (ProvisionedThroughputExceededException).
+PROVISIONED_THROUGHPUT_EXCEEDED_MESSAGE: Final = (
+    "The level of configured provisioned throughput for the table was exceeded. "
+    "Consider increasing your provisioning level with the UpdateTable API."
+)
+#: DynamoDB's message for a request throttled on an on-demand table (ThrottlingException, hot key).
+ON_DEMAND_THROTTLED_MESSAGE: Final = (
+    "Throughput exceeds the current capacity of your table or index. DynamoDB is automatically "
+    "scaling your table or index so please try again shortly. If exceptions persist, check if you "
+    "have a hot key: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/"
+    "bp-partition-key-design.html"
+)
+#: ``X-Amz-Target`` prefix of labkit-only control operations (``Labkit.SetFaults``, ...).
+CONTROL_PREFIX: Final = "Labkit."

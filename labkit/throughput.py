@@ -3,7 +3,7 @@
 DynamoDB serves each partition at most :data:`~labkit.constants.PARTITION_READ_UNITS_PER_SECOND`
 read units and :data:`~labkit.constants.PARTITION_WRITE_UNITS_PER_SECOND` write units a second,
 in both capacity modes. :class:`PartitionThrottle` is an engine hook (see
-:mod:`labkit.endpoint.hooks`) that keeps one token bucket per (table, partition key value) and
+:mod:`labkit.engine_hooks`) that keeps one token bucket per (table, partition key value) and
 direction, and answers a request whose partition's bucket is empty with the error DynamoDB
 returns today:
 
@@ -35,55 +35,41 @@ The model, stated:
 
 Opt-in, off by default: tag a table ``labkit:partition-scale=0.05`` (TagResource — works from any
 process and from the AWS CLI), or give an endpoint a throttle for all its tables:
-``engine.add_hook(PartitionThrottle(scale=0.05, settings=engine_settings(engine)))``. Every
-engine registers ``PartitionThrottle(settings=engine_settings(engine))`` (tags only) by default.
+``engine.add_hook(PartitionThrottle(scale=0.05, settings=engine_settings(engine)))``. The
+composition root (:mod:`labkit.embedded`) gives every engine of the ``labkit`` profile a
+``PartitionThrottle(settings=engine_settings(engine))`` (tags only); the ``dynamodb-local``
+profile has none. This module imports no engine module: it talks to the engine through the
+hook contract and the engine's public methods.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import constants as C
-from .endpoint.hooks import Rejection, RequestInfo
+from .engine_hooks import Rejection, RequestInfo
 from .errors import ValidationError
+from .validation import check_fraction, check_positive
 
 if TYPE_CHECKING:
-    from .endpoint import DynamoEngine
+    from .endpoint.engine import DynamoEngine
 
 #: The table tag that opts a table in, with its scale as the value (``"0.05"``).
 SCALE_TAG = "labkit:partition-scale"
-
-#: DynamoDB's message for a throttled request on an on-demand table.
-ON_DEMAND_MESSAGE = (
-    "Throughput exceeds the current capacity of your table or index. DynamoDB is automatically "
-    "scaling your table or index so please try again shortly. If exceptions persist, check if you "
-    "have a hot key: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/"
-    "bp-partition-key-design.html"
-)
-#: DynamoDB's message for a throttled request on a provisioned table.
-PROVISIONED_MESSAGE = (
-    "The level of configured provisioned throughput for the table was exceeded. "
-    "Consider increasing your provisioning level with the UpdateTable API."
-)
 
 READ, WRITE = "Read", "Write"
 
 
 def check_scale(scale: object) -> float:
-    """``scale`` as a float in (0, 1], or a :class:`ValidationError` saying what to pass."""
+    """``scale`` (a number, or a tag's text such as ``"0.05"``) as a float in (0, 1], or a
+    :class:`ValidationError` saying what to pass."""
     try:
-        value = float(scale)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        value = math.nan
-    if not (0 < value <= 1):
-        raise ValidationError(
-            f"partition scale must be a number in (0, 1], e.g. 0.05 for 1/20 of DynamoDB's "
-            f"per-partition limits; got {scale!r}"
-        )
-    return value
+        value: object = float(scale) if isinstance(scale, str) else scale
+    except ValueError:
+        value = scale
+    return check_fraction("partition scale", value, hint="e.g. 0.05 for 1/20 of DynamoDB's per-partition limits")
 
 
 def partition_limits(scale: float) -> tuple[float, float]:
@@ -146,7 +132,7 @@ def engine_settings(engine: DynamoEngine) -> Settings:
     generation = [engine.generation]
 
     def settings(account: str, region: str, table: str) -> TableSettings | None:
-        # Tables change only through control-plane requests, which move engine.generation.
+        # Tables change only through control-plane requests, which move engine.generation (public).
         if generation[0] != engine.generation:
             cache.clear()
             generation[0] = engine.generation
@@ -172,8 +158,8 @@ def engine_settings(engine: DynamoEngine) -> Settings:
 class PartitionThrottle:
     """The engine hook. ``scale`` applies to every table; a table's tag overrides it.
 
-    With ``scale=None`` (the default, and what every engine registers: see
-    :mod:`labkit.endpoint.extensions`) only tagged tables throttle. ``settings(account, region,
+    With ``scale=None`` (the default, and what :mod:`labkit.embedded` gives every engine of the
+    ``labkit`` profile) only tagged tables throttle. ``settings(account, region,
     table)`` looks a table up (:func:`engine_settings`; tests inject one).
     ``throttled`` counts rejections per (table, partition key value, "Read"/"Write").
     """
@@ -186,9 +172,7 @@ class PartitionThrottle:
         depth_seconds: float = 1.0,
     ) -> None:
         self.scale = None if scale is None else check_scale(scale)
-        if not (depth_seconds > 0 and math.isfinite(depth_seconds)):
-            raise ValidationError(f"depth_seconds must be a positive number of seconds; got {depth_seconds!r}")
-        self.depth_seconds = float(depth_seconds)
+        self.depth_seconds = check_positive("depth_seconds", depth_seconds)
         self.settings = settings
         self._partitions: dict[tuple[str, str, str, str, str], TokenBucket] = {}
         self._tables: dict[tuple[str, str, str, str], TokenBucket] = {}
@@ -258,9 +242,11 @@ def throttling_rejection(settings: TableSettings, kind: str, limit: str) -> Reje
     """DynamoDB's answer to a throttled request, by the table's capacity mode."""
     reasons = [{"reason": f"Table{kind}{limit}", "resource": settings.arn}]
     if settings.provisioned is None:
-        return Rejection("ThrottlingException", ON_DEMAND_MESSAGE, extra={"throttlingReasons": reasons})
+        return Rejection("ThrottlingException", C.ON_DEMAND_THROTTLED_MESSAGE, extra={"throttlingReasons": reasons})
     return Rejection(
-        "ProvisionedThroughputExceededException", PROVISIONED_MESSAGE, extra={"ThrottlingReasons": reasons}
+        "ProvisionedThroughputExceededException",
+        C.PROVISIONED_THROUGHPUT_EXCEEDED_MESSAGE,
+        extra={"ThrottlingReasons": reasons},
     )
 
 
@@ -287,8 +273,6 @@ def set_partition_scale(client: Any, table_name: str, scale: float | None) -> No
 
 
 __all__ = [
-    "ON_DEMAND_MESSAGE",
-    "PROVISIONED_MESSAGE",
     "PartitionThrottle",
     "SCALE_TAG",
     "TableSettings",

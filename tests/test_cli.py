@@ -46,12 +46,10 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-@pytest.fixture
-def served() -> Iterator[tuple[subprocess.Popen[str], int]]:
-    """`labkit serve` running in its own process on a free port."""
+def _serve(*options: str) -> Iterator[tuple[subprocess.Popen[str], int]]:
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "labkit", "serve", "--port", str(port)],
+        [sys.executable, "-m", "labkit", "serve", "--port", str(port), *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -65,6 +63,32 @@ def served() -> Iterator[tuple[subprocess.Popen[str], int]]:
     proc.wait(timeout=10)
 
 
+@pytest.fixture
+def served() -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """`labkit serve` running in its own process on a free port."""
+    yield from _serve()
+
+
+@pytest.fixture
+def served_like_local() -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """`labkit serve --profile dynamodb-local` in its own process."""
+    yield from _serve("--profile", "dynamodb-local")
+
+
+def _post(port: int, target: str, body: bytes) -> tuple[int, dict[str, object]]:
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}", data=body, method="POST", headers={"X-Amz-Target": target}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310  loopback
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
 def test_serve__real_client__lists_tables(served: tuple[subprocess.Popen[str], int]) -> None:
     """A plain boto3 client (as the AWS CLI would) talks to `labkit serve`."""
     _, port = served
@@ -76,6 +100,50 @@ def test_serve__real_client__lists_tables(served: tuple[subprocess.Popen[str], i
         aws_secret_access_key="y",
     )
     assert client.list_tables()["TableNames"] == []
+
+
+def test_serve__default_profile__answers_labkit_controls(served: tuple[subprocess.Popen[str], int]) -> None:
+    """`labkit serve` is the labkit profile: Labkit.GetFaults answers with the (empty) rules."""
+    _, port = served
+    status, body = _post(port, "Labkit.GetFaults", b"{}")
+    assert (status, body["rules"], body["Held"]) == (200, [], [])
+
+
+def test_serve__profile_dynamodb_local__labkit_control_is_an_unknown_operation(
+    served_like_local: tuple[subprocess.Popen[str], int],
+) -> None:
+    """`--profile dynamodb-local` behaves like DynamoDB Local: no Labkit.* operation, tables work."""
+    _, port = served_like_local
+    status, body = _post(port, "Labkit.SetFaults", b'{"rules": []}')
+    assert (status, body["__type"]) == (400, "com.amazon.coral.service#UnknownOperationException")
+    client = boto3.client(
+        "dynamodb",
+        endpoint_url=f"http://127.0.0.1:{port}",
+        region_name="us-east-1",
+        aws_access_key_id="x",
+        aws_secret_access_key="y",
+    )
+    assert client.list_tables()["TableNames"] == []
+
+
+def test_serve__faults_with_profile_dynamodb_local__exit_2_before_listening(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fault rules need the labkit profile: refused in one line, nothing starts."""
+    rules = tmp_path / "faults.json"
+    rules.write_text('{"rules": []}')
+    port = _free_port()
+    assert main(["serve", "--port", str(port), "--profile", "dynamodb-local", "--faults", str(rules)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("labkit: error: --faults needs --profile labkit") and err.count("\n") == 1
+    assert _listening_addresses(port) == set()
+
+
+def test_serve__help__names_both_profiles(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    out = capsys.readouterr().out
+    assert "--profile {labkit,dynamodb-local}" in out and "like DynamoDB Local" in out
 
 
 def test_serve__listens_on_loopback_only(served: tuple[subprocess.Popen[str], int]) -> None:

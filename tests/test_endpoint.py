@@ -23,6 +23,7 @@ from botocore.exceptions import ClientError
 import labkit
 from labkit import constants as C
 from labkit.backend import Connection
+from labkit.embedded import build_engine, start_endpoint
 from labkit.endpoint import DynamoEngine, EmbeddedEndpoint
 
 ROUNDS = 3
@@ -47,7 +48,7 @@ def clock() -> FakeClock:
 @pytest.fixture(scope="module")
 def endpoint(clock: FakeClock) -> Iterator[EmbeddedEndpoint]:
     """One endpoint for this module, its engine on the fake clock."""
-    with EmbeddedEndpoint(engine=DynamoEngine(clock=clock)) as ep:
+    with start_endpoint(clock=clock) as ep:
         yield ep
 
 
@@ -304,7 +305,7 @@ def test_client_request_token__after_ttl__is_a_new_request(lab: Connection, cloc
 
 def test_client_request_token__mismatch_error__has_dynamodb_json_shape() -> None:
     """The error body is DynamoDB's: namespaced __type and a lower-case message."""
-    engine = DynamoEngine()
+    engine = build_engine()
     headers = _headers("TransactWriteItems")
     name = f"labkit-raw-{uuid.uuid4().hex[:8]}"
     engine.handle(_headers("CreateTable"), json.dumps(_table_request(name)).encode())
@@ -716,7 +717,7 @@ def test_socket__listens_on_loopback_only(endpoint: EmbeddedEndpoint) -> None:
 def test_socket__any_other_host__configuration_error() -> None:
     """Asking for 0.0.0.0 is refused before anything is bound."""
     with pytest.raises(labkit.ConfigurationError, match="127.0.0.1 only"):
-        EmbeddedEndpoint(host="0.0.0.0").start()
+        start_endpoint(host="0.0.0.0")
 
 
 def test_socket__port_in_use__backend_unavailable_saying_what_to_do() -> None:
@@ -726,7 +727,7 @@ def test_socket__port_in_use__backend_unavailable_saying_what_to_do() -> None:
         taken.listen(1)
         port = taken.getsockname()[1]
         with pytest.raises(labkit.BackendUnavailable) as caught:
-            EmbeddedEndpoint(port=port).start()
+            start_endpoint(port)
     assert f"port {port}" in str(caught.value)
     assert "choose another port" in str(caught.value)
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from engine_support import code_of, post
 
+from labkit.embedded import start_endpoint
 from labkit.endpoint import DynamoEngine, EmbeddedEndpoint, Rejection, RequestInfo
 
 TARGET = "DynamoDB_20120810.ListTables"
@@ -19,7 +20,7 @@ BUG_TABLE = f"labkit-bug-{uuid.uuid4().hex[:8]}"
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[EmbeddedEndpoint]:
-    with EmbeddedEndpoint() as ep:
+    with start_endpoint() as ep:
         yield ep
 
 
@@ -90,7 +91,7 @@ class _Broken:
 
 def test_engine_bug__500_internal_server_error_and_traceback_on_stderr(capfd: pytest.CaptureFixture[str]) -> None:
     engine = DynamoEngine(hooks=[_Broken()])
-    with EmbeddedEndpoint(engine=engine) as ep:
+    with start_endpoint(engine=engine) as ep:
         post(ep.url, "DynamoDB_20120810.CreateTable", json.dumps(_table(BUG_TABLE)).encode())
         body = json.dumps({"TableName": BUG_TABLE, "Key": {"PK": {"S": "a"}}}).encode()
         status, payload = post(ep.url, "DynamoDB_20120810.GetItem", body)

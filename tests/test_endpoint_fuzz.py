@@ -17,6 +17,7 @@ from engine_support import FUZZ, FUZZ_EXAMPLES, make_table, post, raw_client, sc
 from hypothesis import given
 from hypothesis import strategies as st
 
+from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 
 CI = FUZZ
@@ -25,7 +26,7 @@ TABLE = "labkit-fuzz-table"  # replaced by the module's real table name when sen
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[EmbeddedEndpoint]:
-    with EmbeddedEndpoint() as ep:
+    with start_endpoint() as ep:
         yield ep
 
 

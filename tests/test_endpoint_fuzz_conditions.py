@@ -22,6 +22,7 @@ from engine_support import FUZZ, make_table, raw_client, scan_all
 from hypothesis import given
 from hypothesis import strategies as st
 
+from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 
 #: One attribute of each type DynamoDB has (boto3 sends binary as base64 for us).
@@ -78,7 +79,7 @@ kinds = st.sampled_from(["Query", "Scan", "PutItem", "UpdateItem", "DeleteItem",
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[EmbeddedEndpoint]:
-    with EmbeddedEndpoint() as ep:
+    with start_endpoint() as ep:
         yield ep
 
 

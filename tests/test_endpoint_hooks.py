@@ -11,7 +11,8 @@ import pytest
 from botocore.exceptions import ClientError
 from engine_support import make_table, post, raw_client
 
-from labkit.endpoint import DynamoEngine, EmbeddedEndpoint, Rejection, RequestInfo
+from labkit.embedded import start_endpoint
+from labkit.endpoint import EmbeddedEndpoint, Rejection, RequestInfo
 
 
 class Clock:
@@ -45,7 +46,7 @@ def clock() -> Clock:
 
 @pytest.fixture(scope="module")
 def endpoint(clock: Clock) -> Iterator[EmbeddedEndpoint]:
-    with EmbeddedEndpoint(engine=DynamoEngine(clock=clock)) as ep:
+    with start_endpoint(clock=clock) as ep:
         yield ep
 
 

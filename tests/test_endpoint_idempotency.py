@@ -8,13 +8,14 @@ from typing import Any
 import pytest
 from engine_support import make_table, raw_client
 
+from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 from labkit.endpoint.idempotency import TokenMemory
 
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[EmbeddedEndpoint]:
-    with EmbeddedEndpoint() as ep:
+    with start_endpoint() as ep:
         yield ep
 
 

@@ -9,10 +9,10 @@ import pytest
 
 SCRIPT = r"""
 import gc, json, os
-from labkit.endpoint import DynamoEngine
+from labkit.embedded import build_engine
 
 AUTH = "AWS4-HMAC-SHA256 Credential=labkit/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
-engine = DynamoEngine()
+engine = build_engine()
 
 def call(op, params):
     status, _, body = engine.handle({"x-amz-target": "DynamoDB_20120810." + op, "authorization": AUTH},

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from engine_support import make_table, raw_client
 
+from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 
 SAFETY = 20.0  # seconds a socket waits before the test gives up (never reached when the server behaves)
@@ -17,7 +18,7 @@ SAFETY = 20.0  # seconds a socket waits before the test gives up (never reached 
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[EmbeddedEndpoint]:
-    with EmbeddedEndpoint(body_timeout=0.5, keep_alive=1) as ep:
+    with start_endpoint(body_timeout=0.5, keep_alive=1) as ep:
         yield ep
 
 

@@ -13,12 +13,13 @@ from botocore.exceptions import ClientError
 from engine_support import make_table, raw_client, scan_all
 
 from labkit import constants as C
+from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[EmbeddedEndpoint]:
-    with EmbeddedEndpoint() as ep:
+    with start_endpoint() as ep:
         yield ep
 
 

@@ -201,6 +201,7 @@ NAMES_BEFORE_THE_SPLIT: dict[str, tuple[str, ...]] = {
 CURATED = (
     "labkit.codec",
     "labkit.costs",
+    "labkit.embedded",
     "labkit.counter",
     "labkit.errors",
     "labkit.faults",

@@ -520,8 +520,8 @@ def test_set_endpoint_faults__bad_rule__refused_and_old_rules_kept(no_faults: Co
     assert len(control(str(no_faults.endpoint_url), "GetFaults", {})["rules"]) == 1
 
 
-def test_control__unknown_operation__validation_exception(no_faults: Connection) -> None:
-    """Labkit.* targets the endpoint does not know are a 400 naming the ones it does."""
+def test_control__unknown_operation__validation_error_naming_the_known_ones(no_faults: Connection) -> None:
+    """Labkit.* targets the endpoint does not know are a 400 (UnknownOperationException) naming the ones it does."""
     with pytest.raises(ValidationError, match="Labkit.SetFaults"):
         control(str(no_faults.endpoint_url), "DropTables", {})
 

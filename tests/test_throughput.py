@@ -12,13 +12,12 @@ from botocore.exceptions import ClientError
 import labkit
 from labkit import constants as C
 from labkit.backend import Connection
+from labkit.embedded import start_endpoint
 from labkit.endpoint import DynamoEngine, EmbeddedEndpoint
-from labkit.endpoint.hooks import RequestInfo
+from labkit.engine_hooks import RequestInfo
 from labkit.errors import ValidationError
 from labkit.storms import plot_storm, storm
 from labkit.throughput import (
-    ON_DEMAND_MESSAGE,
-    PROVISIONED_MESSAGE,
     SCALE_TAG,
     PartitionThrottle,
     TableSettings,
@@ -147,7 +146,7 @@ def test_throttle__provisioned_table__burst_keeps_300_seconds_of_unused_capacity
     rejection = throttle.before(_write("K-new"), 0.0)
     assert rejection is not None
     assert rejection.code == "ProvisionedThroughputExceededException"
-    assert rejection.message == PROVISIONED_MESSAGE
+    assert rejection.message == C.PROVISIONED_THROUGHPUT_EXCEEDED_MESSAGE
     reason = {"reason": "TableWriteProvisionedThroughputExceeded", "resource": ARN}
     assert rejection.extra == {"ThrottlingReasons": [reason]}
     assert _admitted(throttle, _write("K-new"), 1.0)  # 1 WCU refilled after a second
@@ -171,7 +170,7 @@ def clock() -> FakeClock:
 @pytest.fixture(scope="module")
 def endpoint(clock: FakeClock) -> Iterator[EmbeddedEndpoint]:
     """An endpoint with the default hooks (tag opt-in), on a fake clock."""
-    with EmbeddedEndpoint(engine=DynamoEngine(clock=clock)) as ep:
+    with start_endpoint(clock=clock) as ep:
         yield ep
 
 
@@ -212,7 +211,7 @@ def test_endpoint__tagged_on_demand_table__throttling_exception_with_key_range_r
         _add(lab, client)
     error: dict[str, Any] = dict(caught.value.response)
     assert error["Error"]["Code"] == "ThrottlingException"
-    assert error["Error"]["Message"] == ON_DEMAND_MESSAGE
+    assert error["Error"]["Message"] == C.ON_DEMAND_THROTTLED_MESSAGE
     arn = lab.client.describe_table(TableName=lab.table_name)["Table"]["TableArn"]
     assert error["throttlingReasons"] == [{"reason": "TableWriteKeyRangeThroughputExceeded", "resource": arn}]
     assert throttling_reasons(caught.value) == ["TableWriteKeyRangeThroughputExceeded"]
@@ -282,9 +281,9 @@ def test_set_partition_scale__bad_scale__refused_before_any_call(lab: Connection
 def test_endpoint__hooks_argument__endpoint_wide_scale_without_tags() -> None:
     """An engine with PartitionThrottle(scale) instead of the default throttles untagged tables."""
     clock = FakeClock()
-    engine = DynamoEngine(clock=clock, hooks=[])
+    engine = DynamoEngine(clock=clock)  # the core alone, with the one hook this test gives it
     engine.add_hook(PartitionThrottle(scale=0.01, settings=engine_settings(engine)))
-    with EmbeddedEndpoint(engine=engine) as ep:
+    with start_endpoint(engine=engine) as ep:
         conn = Connection("embedded", ep.url, C.LOCAL_REGION, f"labkit-tp-{uuid.uuid4().hex[:10]}")
         labkit.ensure_table(conn)
         client = conn.new_client(retries={"mode": "standard", "total_max_attempts": 1})

@@ -7,15 +7,17 @@ A request flows through one module per step (see ``docs/decisions.md``)::
                 conditions, filters and projections: evaluate, rewrite)  ->  meter
             ->  hooks.after  ->  encode
 
-Only :mod:`labkit.endpoint.apply` imports moto. Every request is applied under one lock, so a
+Only :mod:`labkit.endpoint.apply` imports moto. The engine imports no plug-in: it is handed
+its hooks and ``Labkit.*`` control operations, and :mod:`labkit.embedded` (the composition root)
+lists labkit's defaults and builds engines and endpoints. Every request is applied under one lock, so a
 condition check and its write never interleave with another request and a cancelled
 transaction leaves nothing behind. The store lives in memory: stopping the process loses it.
 """
 
 from __future__ import annotations
 
-from .engine import DynamoEngine
-from .hooks import Hook, Rejection, RequestInfo
-from .server import LOOPBACK, EmbeddedEndpoint, shared_endpoint
+from ..engine_hooks import Hook, Rejection, RequestInfo
+from .engine import Control, DynamoEngine
+from .server import LOOPBACK, EmbeddedEndpoint
 
-__all__ = ["LOOPBACK", "DynamoEngine", "EmbeddedEndpoint", "Hook", "Rejection", "RequestInfo", "shared_endpoint"]
+__all__ = ["LOOPBACK", "Control", "DynamoEngine", "EmbeddedEndpoint", "Hook", "Rejection", "RequestInfo"]

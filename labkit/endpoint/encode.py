@@ -13,9 +13,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..constants import ERROR_PREFIX
+
 Response = tuple[int, dict[str, str], bytes]
 
-ERROR_PREFIX = "com.amazonaws.dynamodb.v20120810#"
+
 #: DynamoDB answers protocol-level mistakes (bad JSON, unknown operation) from its front door.
 CORAL_PREFIX = "com.amazon.coral.service#"
 JSON_CONTENT_TYPE = "application/x-amz-json-1.0"

@@ -3,6 +3,12 @@ meter -> hooks.after -> encode, under one lock.
 
 A :class:`~labkit.endpoint.encode.ClientFault` from any stage is the answer (a 4xx, nothing
 written). Anything else that escapes is an engine bug: the HTTP layer answers 500 and logs it.
+
+The engine imports no plug-in. It is handed its hooks (:mod:`labkit.engine_hooks`) and its
+control operations (``X-Amz-Target`` -> handler) by whoever builds it — :mod:`labkit.embedded`
+lists labkit's defaults — and plug-ins use only its public methods: :meth:`DynamoEngine.now`,
+:meth:`~DynamoEngine.advance_clock`, :attr:`~DynamoEngine.generation`, the hook list and the
+table views.
 """
 
 from __future__ import annotations
@@ -14,10 +20,10 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from ..engine_hooks import Hook, Rejection, RequestInfo, wants
+from ..validation import check_non_negative
 from .decode import DYNAMODB, Request, decode
 from .encode import ClientFault, Response, error_response, fault_response, response
-from .extensions import CONTROL_PREFIX, control, default_hooks
-from .hooks import Hook, Rejection, RequestInfo, wants
 from .idempotency import TokenMemory, fingerprint
 from .meter import meter, replay
 from .schema import TableSchema
@@ -26,30 +32,63 @@ from .validate import DATA_PLANE, Plan, validate
 if TYPE_CHECKING:
     from .apply import MotoStore
 
+#: A control operation: (engine, the request's JSON object) -> (HTTP status, JSON payload).
+#: Runs under the engine's lock.
+Control = Callable[["DynamoEngine", dict[str, Any]], tuple[int, Mapping[str, Any]]]
+
 
 class DynamoEngine:
     """Applies DynamoDB JSON requests to moto's DynamoDB, one at a time.
 
-    ``clock`` (seconds, monotonic) dates ClientRequestTokens and is the ``now`` hooks see;
-    tests inject a fake one. ``hooks`` see every validated data-plane request (see
-    :mod:`labkit.endpoint.hooks`); ``None`` means the defaults of
-    :func:`labkit.endpoint.extensions.default_hooks`. ``Labkit.*`` control requests go to
-    :func:`labkit.endpoint.extensions.control`.
+    ``clock`` (seconds, monotonic) is the engine's time: it dates ClientRequestTokens and is the
+    ``now`` hooks see; tests inject a fake one, :meth:`advance_clock` moves it forward. ``hooks``
+    see every validated data-plane request they want (see :mod:`labkit.engine_hooks`); none by
+    default. ``controls`` maps an ``X-Amz-Target`` (e.g. ``"Labkit.SetFaults"``) to the
+    :data:`Control` that answers it; any other target is decoded as a DynamoDB request, so an
+    engine without controls answers ``Labkit.*`` as DynamoDB answers an unknown operation.
+    :func:`labkit.embedded.build_engine` builds one with labkit's defaults.
     """
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic, hooks: Iterable[Hook] | None = None) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        hooks: Iterable[Hook] = (),
+        controls: Mapping[str, Control] | None = None,
+    ) -> None:
         self.lock = threading.RLock()
-        self.clock = clock
+        self._clock = clock
+        self._advanced = 0.0
         from .apply import MotoStore  # moto takes ~0.3 s to import: only when an engine is built
 
         self.store: MotoStore = MotoStore()
-        self.tokens = TokenMemory(clock)
-        #: Counts control-plane requests (CreateTable, TagResource, ...): views of tables cached by
-        #: hooks are stale once it moves.
-        self.generation = 0
-        self._hooks: list[Hook] = list(default_hooks(self) if hooks is None else hooks)
+        self.tokens = TokenMemory(self.now)
+        self._generation = 0
+        self._hooks: list[Hook] = list(hooks)
+        self._controls: dict[str, Control] = dict(controls or {})
 
-    # hooks and plain-data views -------------------------------------------------------------
+    # the engine's time -----------------------------------------------------------------------
+    def now(self) -> float:
+        """The engine's clock: the ``clock`` it was given, plus every :meth:`advance_clock`."""
+        return self._clock() + self._advanced
+
+    def advance_clock(self, seconds: float) -> float:
+        """Move the engine's clock forward by ``seconds`` (>= 0); returns the total advance so far.
+
+        Everything dated by the engine sees it: ClientRequestTokens age (past DynamoDB's 10
+        minutes they are forgotten), and hooks get the later ``now`` (token buckets refill).
+        """
+        seconds = check_non_negative("seconds", seconds)
+        with self.lock:
+            self._advanced += seconds
+            return self._advanced
+
+    @property
+    def generation(self) -> int:
+        """Moves whenever a control-plane request (CreateTable, UpdateTable, TagResource, ...)
+        reaches the store: a plug-in that caches what it read about tables drops its cache then."""
+        return self._generation
+
+    # hooks, controls and plain-data views ----------------------------------------------------
     def add_hook(self, hook: Hook) -> None:
         """Call ``hook`` for every later data-plane request, after the hooks already added."""
         with self.lock:
@@ -65,6 +104,11 @@ class DynamoEngine:
         """The hooks, in the order they are called."""
         with self.lock:
             return tuple(self._hooks)
+
+    @property
+    def controls(self) -> Mapping[str, Control]:
+        """The control operations this engine answers, by ``X-Amz-Target`` (read-only)."""
+        return MappingProxyType(self._controls)
 
     def table_tags(self, account: str, region: str, table: str) -> dict[str, str]:
         """The table's tags as a dict (empty if it has none or does not exist)."""
@@ -84,22 +128,35 @@ class DynamoEngine:
     def handle(self, headers: Mapping[str, str], body: bytes) -> Response:
         """Answer one request: (HTTP status, headers, body). ``headers`` keys are lower-case."""
         target = headers.get("x-amz-target", "")
-        if target.startswith(CONTROL_PREFIX):
-            with self.lock:
-                return control(self, target.removeprefix(CONTROL_PREFIX), body)
+        control = self._controls.get(target)
+        if control is not None:
+            return self._control(control, body)
         try:
             request = decode(headers, body, self.store.account_of)
             with self.lock:
                 return self._handle(request)
         except ClientFault as fault:
+            if fault.code == "UnknownOperationException" and self._controls:
+                fault.message += f"; this endpoint also answers {', '.join(sorted(self._controls))}"
             return fault_response(fault)
+
+    def _control(self, control: Control, body: bytes) -> Response:
+        try:
+            params: Any = json.loads(body or b"{}")
+        except ValueError:
+            params = None
+        if not isinstance(params, dict):
+            return error_response("SerializationException", "a Labkit.* control request's body must be a JSON object")
+        with self.lock:
+            status, payload = control(self, params)
+        return response(status, dict(payload))
 
     def _handle(self, request: Request) -> Response:
         self.store.begin()
         account, region = request.account, request.region
         plan = validate(request, lambda table: self.store.schema(account, region, table))
         if request.service != DYNAMODB or request.operation not in DATA_PLANE:
-            self.generation += 1
+            self._generation += 1
             return self.store.dispatch(request)
         params = request.params
         hooks = list(self._hooks)
@@ -109,7 +166,7 @@ class DynamoEngine:
             hooks = [hook for hook in hooks if wants(hook, info)]
         for hook in hooks:
             assert info is not None
-            rejection = hook.before(info, self.clock())
+            rejection = hook.before(info, self.now())
             if rejection is not None:
                 break
         if rejection is not None and not rejection.apply_first:
@@ -152,7 +209,7 @@ class DynamoEngine:
                 payload["ConsumedCapacity"] = metered.report
             for hook in hooks:
                 assert info is not None
-                hook.after(info, MappingProxyType(metered.partitions), self.clock())
+                hook.after(info, MappingProxyType(metered.partitions), self.now())
         if token is not None:
             keys = tuple((t.table, json.dumps(t.key, sort_keys=True)) for t in plan.writes)
             self.tokens.remember(scope, print_, keys)
@@ -181,4 +238,4 @@ class DynamoEngine:
         return schemas
 
 
-__all__ = ["DynamoEngine"]
+__all__ = ["Control", "DynamoEngine"]

@@ -17,14 +17,13 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any, Protocol
 
 from .. import constants as C
 from ..errors import BackendUnavailable, ConfigurationError
 from .encode import Response, error_response
 from .engine import DynamoEngine
-from .hooks import Hook
 
 LOOPBACK = "127.0.0.1"
 
@@ -165,10 +164,12 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 class EmbeddedEndpoint:
-    """A DynamoDB-compatible HTTP endpoint running in a background thread.
+    """A DynamoDB-compatible HTTP endpoint serving ``engine`` from a background thread.
 
-    >>> with EmbeddedEndpoint() as ep:   # doctest: +SKIP
-    ...     boto3.client("dynamodb", endpoint_url=ep.url, ...)
+    :func:`labkit.embedded.start_endpoint` builds one around an engine with labkit's defaults::
+
+        with start_endpoint() as ep:
+            boto3.client("dynamodb", endpoint_url=ep.url, ...)
     """
 
     def __init__(
@@ -177,13 +178,15 @@ class EmbeddedEndpoint:
         engine: DynamoEngine | None = None,
         *,
         host: str = LOOPBACK,
-        hooks: Iterable[Hook] = (),
         body_timeout: float = C.REQUEST_BODY_TIMEOUT_SECONDS,
         keep_alive: float = C.IDLE_KEEP_ALIVE_SECONDS,
     ) -> None:
-        self.engine = engine or DynamoEngine()
-        for hook in hooks:
-            self.engine.add_hook(hook)
+        if engine is None:
+            raise ConfigurationError(
+                "EmbeddedEndpoint serves the engine it is given; pass engine=..., or call "
+                "labkit.embedded.start_endpoint(port) for an engine with labkit's defaults"
+            )
+        self.engine = engine
         self.body_timeout = body_timeout
         self.keep_alive = keep_alive
         self._requested_port = port
@@ -253,17 +256,4 @@ class EmbeddedEndpoint:
         self.stop()
 
 
-_shared: EmbeddedEndpoint | None = None
-_shared_lock = threading.Lock()
-
-
-def shared_endpoint() -> EmbeddedEndpoint:
-    """The process-wide embedded endpoint, started on first use."""
-    global _shared
-    with _shared_lock:
-        if _shared is None or not _shared.running:
-            _shared = EmbeddedEndpoint().start()
-        return _shared
-
-
-__all__ = ["LOOPBACK", "EmbeddedEndpoint", "shared_endpoint"]
+__all__ = ["LOOPBACK", "Engine", "EmbeddedEndpoint"]

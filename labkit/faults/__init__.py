@@ -1,8 +1,11 @@
 """Faults on purpose: DynamoDB's failures, injected at an exact point or by rule.
 
-Two levels, one set of error shapes (:func:`rejection`). Modules: ``shapes`` (DynamoDB's
-error shapes), ``kinds`` (the faults and their notation), ``race`` (faults in the race lab),
-``rules`` (endpoint rules and the FaultInjector hook), ``control`` (``Labkit.*`` operations).
+Two levels, one set of error answers (:func:`rejection`). The client side — ``answers``
+(DynamoDB's error answers), ``kinds`` (the faults and their notation), ``race`` (faults in the
+race lab), ``rules`` (endpoint rules, checked before they are sent), ``control`` (the client of
+the ``Labkit.*`` operations) — imports no engine module. The endpoint side, ``injector`` (the
+:class:`FaultInjector` hook and the handlers of those operations), is an engine plug-in that
+:mod:`labkit.embedded` installs; it talks to the engine through :mod:`labkit.engine_hooks`.
 The race lab imports this package; it imports no lesson and no race lab.
 
 **Race lab, per actor and per call** (client side, any backend)::
@@ -53,17 +56,24 @@ Only ``operation`` and ``error`` are required (``"*"`` matches any data-plane op
 
 from __future__ import annotations
 
-from ..partition_keys import canonical
+from .answers import (
+    CONFLICTABLE,
+    ERRORS,
+    OPERATIONS,
+    cancelled,
+    conflict_reasons,
+    error_body,
+    rejection,
+)
 from .control import (
     CONTROL_OPERATIONS,
     advance_token_clock,
     control,
     endpoint_fault_log,
     endpoint_faults,
-    handle_control,
-    injector_of,
     set_endpoint_faults,
 )
+from .injector import FaultInjector, fault_controls
 from .kinds import (
     FAULT_NAMES,
     Conflict,
@@ -81,29 +91,13 @@ from .race import (
     inject,
     plan_for,
 )
-from .rules import (
-    FaultInjector,
-    FaultRule,
-    FaultRules,
-    load_rules,
-)
-from .shapes import (
-    CONFLICTABLE,
-    ERROR_PREFIX,
-    ERRORS,
-    OPERATIONS,
-    cancelled,
-    conflict_reasons,
-    error_body,
-    rejection,
-)
+from .rules import FaultRule, FaultRules, load_rules
 
 __all__ = [
     "CONFLICTABLE",
     "CONTROL_OPERATIONS",
     "Conflict",
     "ERRORS",
-    "ERROR_PREFIX",
     "FAULT_NAMES",
     "Fault",
     "FaultInjector",
@@ -119,15 +113,13 @@ __all__ = [
     "advance_token_clock",
     "cancelled",
     "canned_response",
-    "canonical",
     "conflict_reasons",
     "control",
     "endpoint_fault_log",
     "endpoint_faults",
     "error_body",
-    "handle_control",
+    "fault_controls",
     "inject",
-    "injector_of",
     "load_rules",
     "parse_faults",
     "plan_for",

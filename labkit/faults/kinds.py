@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import ValidationError
-from .shapes import THROTTLES, did_you_mean
+from .answers import THROTTLES, did_you_mean
 
 
 @dataclass(frozen=True)

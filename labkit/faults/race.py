@@ -21,11 +21,11 @@ from typing import Any
 from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
 
-from ..endpoint.hooks import Rejection
+from ..engine_hooks import Rejection
 from ..errors import RaceError, ValidationError
+from .answers import HELD, error_body, rejection
 from .control import control
 from .kinds import Conflict, Fault, FaultSpec, Hold, LoseResponse, ServerError, Throttle, check_order, parse_faults
-from .shapes import HELD, error_body, rejection
 
 
 class _Raw:

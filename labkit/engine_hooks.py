@@ -1,8 +1,11 @@
-"""The hook contract: throttling and fault injection live outside the engine.
+"""The contract between the engine and its plug-ins: what a hook sees, and how it refuses.
 
-The engine runs every data-plane request through decode -> validate -> [hooks.before] ->
-idempotency -> apply -> meter -> [hooks.after] -> encode, under its lock. See
-``/docs/decisions.md`` (the endpoint's hooks) for the semantics.
+The engine (:mod:`labkit.endpoint`) runs every data-plane request through decode -> validate ->
+[hooks.before] -> idempotency -> apply -> meter -> [hooks.after] -> encode, under its lock.
+Plug-ins (the hot-keys throttle in :mod:`labkit.throughput`, the fault injector in
+:mod:`labkit.faults`) implement :class:`Hook`; :mod:`labkit.embedded` hands them to the engine.
+This module sits on the shared floor so that both sides import it and neither imports the other.
+See ``docs/decisions.md`` (the endpoint's hooks) for the semantics.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ class RequestInfo:
 
 @dataclass(frozen=True)
 class Rejection:
+    """DynamoDB's error answer to one request, instead of (or after) applying it."""
+
     code: str  # e.g. "ProvisionedThroughputExceededException", "ThrottlingException", "InternalServerError"
     message: str
     status: int = 400  # HTTP status (500 for InternalServerError)

@@ -1,7 +1,8 @@
-"""DynamoDB's error shapes: the exact answer DynamoDB gives an operation for each error.
+"""DynamoDB's error answers: the exact answer DynamoDB gives an operation for each error.
 
-One set of shapes serves both fault levels: the race lab's canned responses
-(:mod:`labkit.faults.race`) and the endpoint rules (:mod:`labkit.faults.rules`).
+One set of answers serves both fault levels: the race lab's canned responses
+(:mod:`labkit.faults.race`) and the endpoint's fault injector (:mod:`labkit.faults.injector`).
+Client side: imports the floor only (the answer type is :class:`labkit.engine_hooks.Rejection`).
 """
 
 from __future__ import annotations
@@ -13,19 +14,13 @@ from typing import Any
 
 from .. import constants as C
 from .._errors_map import THROTTLING_CODES
-from ..endpoint.hooks import Rejection
+from ..engine_hooks import Rejection
 from ..errors import ValidationError
-
-ERROR_PREFIX = "com.amazonaws.dynamodb.v20120810#"
 
 #: Every error a fault may name -> (HTTP status, DynamoDB's message). "TransactionConflict"
 #: takes the shape the operation gets from DynamoDB (see :func:`rejection`).
 ERRORS: dict[str, tuple[int, str]] = {
-    "ProvisionedThroughputExceededException": (
-        400,
-        "The level of configured provisioned throughput for the table was exceeded. "
-        "Consider increasing your provisioning level with the UpdateTable API.",
-    ),
+    "ProvisionedThroughputExceededException": (400, C.PROVISIONED_THROUGHPUT_EXCEEDED_MESSAGE),
     "ThrottlingException": (400, "Rate of requests exceeds the allowed throughput."),
     "RequestLimitExceeded": (
         400,
@@ -106,5 +101,5 @@ def _replace(rej: Rejection, apply_first: bool) -> Rejection:
 
 def error_body(rej: Rejection) -> bytes:
     """The JSON body DynamoDB sends for a rejection."""
-    payload = {"__type": ERROR_PREFIX + rej.code, "message": rej.message, **rej.extra}
+    payload = {"__type": C.ERROR_PREFIX + rej.code, "message": rej.message, **rej.extra}
     return json.dumps(payload, separators=(",", ":")).encode("utf-8")

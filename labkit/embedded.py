@@ -1,0 +1,135 @@
+"""The composition root: labkit's embedded endpoint, assembled in one place.
+
+The engine core (:mod:`labkit.endpoint`) imports no plug-in; this module lists the defaults it
+is handed and builds every engine and endpoint labkit runs — ``labkit.connect()`` (through
+:func:`shared_endpoint`), ``labkit serve``, ``labkit lab``, the pytest plugin, the benchmarks and
+the tests. Like botocore's ``BUILTIN_HANDLERS`` or pytest's ``default_plugins``: to see what an
+engine runs besides DynamoDB, read :data:`PROFILES` and :func:`build_engine`.
+
+Profiles:
+
+``labkit`` (the default)
+    * hook :class:`labkit.throughput.PartitionThrottle` without a scale: a hot key throttles on
+      tables tagged ``labkit:partition-scale``, never on others;
+    * hook :class:`labkit.faults.FaultInjector`: endpoint fault rules (``labkit serve --faults``,
+      ``Labkit.SetFaults``) and transactions held in flight for the race lab;
+    * control operations (``X-Amz-Target: Labkit.<name>``): ``SetFaults``, ``GetFaults``,
+      ``HoldTransaction``, ``ReleaseTransaction`` (the injector's, :func:`labkit.faults.fault_controls`)
+      and ``AdvanceClock`` (the engine's clock, :func:`advance_clock`).
+``dynamodb-local``
+    the engine alone, as DynamoDB Local behaves: no throttle, no fault injector, and ``Labkit.*``
+    answered as DynamoDB answers an unknown operation (``UnknownOperationException``).
+
+Every endpoint listens on 127.0.0.1 only (:class:`labkit.endpoint.EmbeddedEndpoint`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from . import constants as C
+from .endpoint import LOOPBACK, Control, DynamoEngine, EmbeddedEndpoint
+from .errors import ConfigurationError, ValidationError
+from .faults.injector import FaultInjector, fault_controls
+from .faults.rules import FaultRules
+from .throughput import PartitionThrottle, engine_settings
+from .validation import check_choice, check_non_negative
+
+LABKIT = "labkit"
+DYNAMODB_LOCAL = "dynamodb-local"
+#: Profile name -> what it adds to the engine core (``labkit serve --profile``).
+PROFILES: dict[str, str] = {
+    LABKIT: "labkit's defaults: the partition throttle (tagged tables), the fault injector, Labkit.* controls",
+    DYNAMODB_LOCAL: "like DynamoDB Local: no throttle, no fault injector, Labkit.* answered as unknown operations",
+}
+
+
+def advance_clock(engine: DynamoEngine, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """``Labkit.AdvanceClock {"Seconds": n}``: move the engine's clock forward (:meth:`DynamoEngine.advance_clock`)."""
+    seconds = params.get("Seconds")
+    try:
+        advanced = engine.advance_clock(check_non_negative("Seconds", seconds))
+    except ValidationError as exc:
+        return 400, {"__type": C.ERROR_PREFIX + "ValidationException", "message": f"Labkit.AdvanceClock: {exc}"}
+    return 200, {"Advanced": advanced}
+
+
+def labkit_controls(injector: FaultInjector) -> dict[str, Control]:
+    """The ``Labkit.*`` control operations of the ``labkit`` profile, by ``X-Amz-Target``."""
+    return {**fault_controls(injector), f"{C.CONTROL_PREFIX}AdvanceClock": advance_clock}
+
+
+def build_engine(
+    profile: str = LABKIT,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    faults: FaultRules | None = None,
+) -> DynamoEngine:
+    """An engine of ``profile`` (see :data:`PROFILES`); ``faults`` are its first fault rules.
+
+    ``clock`` (seconds, monotonic) is the engine's time; tests and lessons inject a fake one.
+    """
+    check_choice("profile", profile, PROFILES)
+    if profile == DYNAMODB_LOCAL:
+        if faults is not None:
+            raise ConfigurationError(
+                f"fault rules need the {LABKIT!r} profile: the {DYNAMODB_LOCAL!r} profile has no fault "
+                f"injector (drop --faults, or use --profile {LABKIT})"
+            )
+        return DynamoEngine(clock)
+    injector = FaultInjector(faults)
+    engine = DynamoEngine(clock, controls=labkit_controls(injector))
+    # The hooks, in the order the engine calls them: throttling is decided before faults.
+    engine.add_hook(PartitionThrottle(settings=engine_settings(engine)))
+    engine.add_hook(injector)
+    return engine
+
+
+def start_endpoint(
+    port: int = 0,
+    *,
+    profile: str = LABKIT,
+    engine: DynamoEngine | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    faults: FaultRules | None = None,
+    host: str = LOOPBACK,
+    body_timeout: float = C.REQUEST_BODY_TIMEOUT_SECONDS,
+    keep_alive: float = C.IDLE_KEEP_ALIVE_SECONDS,
+) -> EmbeddedEndpoint:
+    """A started endpoint on ``host:port`` (port 0: any free port) serving ``engine``, or a new
+    engine of ``profile`` (:func:`build_engine`). ``with start_endpoint() as ep:`` stops it after.
+    """
+    if engine is None:
+        engine = build_engine(profile, clock=clock, faults=faults)
+    elif profile != LABKIT or faults is not None or clock is not time.monotonic:
+        raise ConfigurationError("pass either engine=... or the options to build one (profile, clock, faults)")
+    endpoint = EmbeddedEndpoint(port, engine, host=host, body_timeout=body_timeout, keep_alive=keep_alive)
+    return endpoint.start()
+
+
+_shared: EmbeddedEndpoint | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_endpoint() -> EmbeddedEndpoint:
+    """The process-wide endpoint (``labkit`` profile), started on first use: ``connect()``'s embedded backend."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or not _shared.running:
+            _shared = start_endpoint()
+        return _shared
+
+
+__all__ = [
+    "DYNAMODB_LOCAL",
+    "LABKIT",
+    "PROFILES",
+    "advance_clock",
+    "build_engine",
+    "labkit_controls",
+    "shared_endpoint",
+    "start_endpoint",
+]
