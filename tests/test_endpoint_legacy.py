@@ -16,12 +16,12 @@ import pytest
 from botocore.exceptions import ClientError
 from engine_support import make_table, raw_client
 
-from labkit.endpoint import EmbeddedEndpoint
+from labkit.embedded import start_endpoint
 
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
-    with EmbeddedEndpoint() as ep:
+    with start_endpoint() as ep:
         yield raw_client(ep.url)
 
 

@@ -16,14 +16,14 @@ import pytest
 from botocore.exceptions import ClientError
 from engine_support import make_table, raw_client, scan_all
 
-from labkit.endpoint import EmbeddedEndpoint
+from labkit.embedded import start_endpoint
 
 MISSING = "labkit-no-such-table"
 
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
-    with EmbeddedEndpoint() as ep:
+    with start_endpoint() as ep:
         yield raw_client(ep.url)
 
 

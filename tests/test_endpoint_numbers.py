@@ -17,7 +17,7 @@ import pytest
 from botocore.exceptions import ClientError
 from engine_support import raw_client
 
-from labkit.endpoint import EmbeddedEndpoint
+from labkit.embedded import start_endpoint
 
 LARGEST = "9.9999999999999999999999999999999999999E+125"
 LARGEST_PLAIN = "99999999999999999999999999999999999999" + "0" * 88
@@ -26,7 +26,7 @@ SMALLEST_PLAIN = "0." + "0" * 129 + "1"
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
-    with EmbeddedEndpoint() as ep:
+    with start_endpoint() as ep:
         yield raw_client(ep.url)
 
 

@@ -18,6 +18,7 @@ import pytest
 from botocore.exceptions import ClientError
 from engine_support import raw_client
 
+from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 
 HASH = [{"AttributeName": "pk", "KeyType": "HASH"}]
@@ -26,7 +27,7 @@ HASH_RANGE = [*HASH, {"AttributeName": "sk", "KeyType": "RANGE"}]
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[EmbeddedEndpoint]:
-    with EmbeddedEndpoint() as ep:
+    with start_endpoint() as ep:
         yield ep
 
 
@@ -173,7 +174,7 @@ def test_update_table__missing_table__resource_not_found(client: Any) -> None:
 
 @pytest.mark.parametrize("operation", ["update_time_to_live", "describe_time_to_live"])
 def test_time_to_live__missing_table__resource_not_found_exception(client: Any, operation: str) -> None:
-    """UpdateTimeToLive / DescribeTimeToLive on a missing table: ResourceNotFoundException (moto said ResourceNotFound)."""
+    """UpdateTimeToLive / DescribeTimeToLive on a missing table: ResourceNotFoundException (not ResourceNotFound)."""
     extra = (
         {"TimeToLiveSpecification": {"Enabled": True, "AttributeName": "ttl"}} if operation.startswith("update") else {}
     )
