@@ -94,6 +94,18 @@ def test_statement__malformed__validation_exception(client: Any, statement: str)
     assert message.startswith("Statement wasn't well formed, can't be processed")
 
 
+def test_select__ordering_comparison_on_a_boolean__refused(client: Any, table: str) -> None:
+    """ "Incorrect operand type for operator or function; operator or function: <, operand type: BOOL"."""
+    assert _refused(
+        client.execute_statement,
+        Statement=f"SELECT PK FROM \"{table}\" WHERE PK = 'p' AND age < ?",
+        Parameters=[{"BOOL": True}],
+    ) == (
+        "ValidationException",
+        "Incorrect operand type for operator or function; operator or function: <, operand type: BOOL",
+    )
+
+
 # --- INSERT, UPDATE, DELETE ---------------------------------------------------------------------
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +22,7 @@ from .encode import ClientFault, Response, cancelled, response
 from .partiql import Statement, parse
 from .statements import DUPLICATE, Run, SchemaOf, projected, translate
 
+_EXPRESSION_LABEL = re.compile(r"^Invalid (?:Filter|Condition|KeyCondition|Update|Projection)Expression: ")
 _CODES = {
     "ValidationException": "ValidationError",
     "ResourceNotFoundException": "ResourceNotFound",
@@ -34,12 +36,19 @@ def _call(run: Run, request: Request, operation: str, params: dict[str, Any]) ->
     headers = {k: v for k, v in request.headers.items() if k != "content-encoding"}
     headers["x-amz-target"] = f"DynamoDB_20120810.{operation}"
     body = json.dumps(params).encode("utf-8")
-    status, _, answer = run(Request(request.service, operation, params, request.account, request.region, headers, body))
-    data: dict[str, Any] = json.loads(answer or b"{}")
-    if status != 200:
-        code = str(data.pop("__type", "ValidationException")).rpartition("#")[2]
-        message = str(data.pop("message", data.pop("Message", "")))
-        raise ClientFault(code, message, status, data)
+    try:
+        status, _, answer = run(
+            Request(request.service, operation, params, request.account, request.region, headers, body)
+        )
+        data: dict[str, Any] = json.loads(answer or b"{}")
+        if status != 200:
+            code = str(data.pop("__type", "ValidationException")).rpartition("#")[2]
+            message = str(data.pop("message", data.pop("Message", "")))
+            raise ClientFault(code, message, status, data)
+    except ClientFault as fault:
+        if fault.code == "ValidationException":  # PartiQL names no expression: DynamoDB's message starts after it
+            fault.message = _EXPRESSION_LABEL.sub("", fault.message, count=1)
+        raise
     return data
 
 
