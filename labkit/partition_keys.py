@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-import decimal
 from collections.abc import Mapping
 from typing import Any
 
-#: Wide enough for any number DynamoDB accepts (38 digits, exponents -130..125), exactly.
-_CONTEXT = decimal.Context(prec=100, Emax=999999, Emin=-999999)
+from . import numbers
 
 
 def canonical(value: Mapping[str, Any]) -> str:
-    """One string per distinct key value: S as is, N normalised, B as base64 of its bytes.
+    """One string per distinct key value: S as is, N as DynamoDB stores it (:func:`labkit.numbers.canonical`),
+    B as base64 of its bytes.
 
     ``value`` is one DynamoDB attribute value the engine has already checked; a number that is
     not a number or a binary that is not base64 raises :class:`ValueError`.
@@ -27,12 +26,9 @@ def canonical(value: Mapping[str, Any]) -> str:
     ((kind, v),) = value.items()
     if kind == "N":
         try:
-            n = decimal.Decimal(v, context=_CONTEXT)
-        except (decimal.InvalidOperation, TypeError) as exc:
+            return numbers.canonical(v)
+        except (numbers.NumberError, TypeError) as exc:
             raise ValueError(f"not a DynamoDB number: {v!r}") from exc
-        if not n.is_finite():
-            raise ValueError(f"not a DynamoDB number: {v!r}")
-        return "0" if n.is_zero() else str(n.normalize(_CONTEXT))
     if kind == "B":
         try:
             return base64.b64encode(base64.b64decode(v, validate=True)).decode("ascii")

@@ -41,6 +41,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "capacity",
         "validation",
         "partition_keys",
+        "numbers",
         "engine_hooks",
         "compat",
         "backend",

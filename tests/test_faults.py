@@ -599,13 +599,13 @@ def test_serve__faults_file__aws_client_sees_the_faults(tmp_path: Path) -> None:
             config=Config(retries={"total_max_attempts": 1}),
         )
         aws.create_table(
-            TableName="t",
+            TableName="labkit-t",
             KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
             AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
             BillingMode="PAY_PER_REQUEST",
         )  # control plane: never faulted
         with pytest.raises(ClientError) as exc:
-            aws.get_item(TableName="t", Key={"PK": {"S": "a"}})
+            aws.get_item(TableName="labkit-t", Key={"PK": {"S": "a"}})
         assert exc.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
         assert exc.value.response["Error"]["Code"] == "ServiceUnavailable"
     finally:

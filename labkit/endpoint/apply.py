@@ -7,9 +7,11 @@ check every condition before writing and restore what they wrote if a write fail
 UpdateItem leaves its item as it was. What a request touched is reported as plain data.
 
 When a MotoStore is created, :func:`_prepare_moto` checks moto's internals (else one-line
-:class:`~labkit.errors.ConfigurationError`) and changes three: moto's registry of every model
+:class:`~labkit.errors.ConfigurationError`) and changes five: moto's registry of every model
 instance (the leak: 3 items per UpdateItem, forever) is off for DynamoDB's models; moto's
-405,000-byte item cap is lifted (validate checks DynamoDB's 409,600); TransactGetItems takes 100.
+405,000-byte item cap is lifted (validate checks DynamoDB's 409,600); TransactGetItems takes 100;
+``+`` and ``-`` on numbers are exact (:mod:`labkit.numbers`) and moto's float-based number range
+check is off (``values.py`` checks DynamoDB's range exactly).
 """
 
 from __future__ import annotations
@@ -19,15 +21,17 @@ import json
 import re
 import sys
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import numbers
 from ..compat import INSTALL_MOTO
 from ..errors import ConfigurationError
+from . import metrics, tables
 from .atomic import AtomicBackend
 from .decode import STREAMS, Request
-from .encode import ClientFault, Response, fault_response, headers_for
+from .encode import ClientFault, Response, fault_response, headers_for, response
 from .evaluate import as_bytes, holds
 from .expressions import Condition
 from .rewrite import finish, for_moto
@@ -45,7 +49,8 @@ try:
     from moto.core.request import Request as MotoRequest
     from moto.core.utils import camelcase_to_underscores
     from moto.dynamodb.models import dynamodb_backends
-    from moto.dynamodb.models.dynamo_type import Item, LimitedSizeDict
+    from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
+    from moto.dynamodb.models.table import Table
     from moto.dynamodb.models.utilities import dynamo_to_dict
     from moto.dynamodb.responses import DynamoHandler
     from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
@@ -72,6 +77,7 @@ FAST_OPERATIONS: dict[str, str] = {
 }
 _BINARY = re.compile(rb'"BS?"\s*:')
 _SINGLE_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
+_METERED_WRITES = _SINGLE_WRITES | {"BatchWriteItem", "TransactWriteItems"}
 _prepared = False
 
 
@@ -84,6 +90,7 @@ def _prepare_moto() -> None:
         (BaseModel, "__new__"),
         (Item, "__init__"),
         (LimitedSizeDict, "__setitem__"),
+        (Table, "_validate_number_type"),
         (_moto_responses, "TRANSACTION_MAX_ITEMS"),
         *((DynamoHandler, method) for method in FAST_OPERATIONS.values()),
         (DynamoHandler, "dispatch"),
@@ -101,7 +108,29 @@ def _prepare_moto() -> None:
             cls.instances_tracked = []  # type: ignore[attr-defined]
     LimitedSizeDict.__setitem__ = dict.__setitem__  # type: ignore[method-assign]
     _moto_responses.TRANSACTION_MAX_ITEMS = 100
+    DynamoType.__add__ = _arithmetic(DynamoType.__add__, numbers.add)  # type: ignore[method-assign]
+    DynamoType.__sub__ = _arithmetic(DynamoType.__sub__, numbers.subtract)  # type: ignore[method-assign]
+    Table._validate_number_type = _unchecked  # type: ignore[method-assign]  # float-based; values.py is exact
     _prepared = True
+
+
+def _arithmetic(moto_operator: Any, exact: Callable[[str, str], str]) -> Any:
+    """moto's ``+``/``-`` on two numbers, done exactly and written as DynamoDB stores numbers
+    (moto's Decimal arithmetic rounds to 28 digits and may answer ``3.0E+2``)."""
+
+    def operator(self: Any, other: Any) -> Any:
+        if getattr(self, "type", None) != "N" or getattr(other, "type", None) != "N":
+            return moto_operator(self, other)
+        try:
+            return DynamoType({"N": exact(self.value, other.value)})
+        except numbers.NumberError as exc:
+            raise ClientFault("ValidationException", str(exc)) from exc
+
+    return operator
+
+
+def _unchecked(self: Any, value: Any) -> None:
+    """moto's number check compares floats (9.99...E+125 written out overflows); the engine checked it exactly."""
 
 
 def _new(cls: type, *args: Any, **kwargs: Any) -> Any:
@@ -252,6 +281,18 @@ class MotoStore:
         stored = {k: {"B": as_bytes(v["B"])} if "B" in v else v for k, v in key.items()}  # moto keeps bytes
         return wire(table.get_item(*real.get_keys_value(table, stored)))
 
+    def collection(
+        self, account: str, region: str, table_name: str, hash_key: str, value: Mapping[str, Any]
+    ) -> list[WireItem]:
+        """Every item whose partition key is ``value`` (an item collection)."""
+        table = self._table(account, region, table_name)
+        stored = {"B": as_bytes(value["B"])} if "B" in value else dict(value)
+        found = None if table is None else table.items.get(DynamoType(stored))
+        if found is None:
+            return []
+        moto_items = found.values() if isinstance(found, dict) else [found]
+        return [w for w in map(wire, moto_items) if w is not None]
+
     # applying -----------------------------------------------------------------------------------
     def apply(self, request: Request, plan: Plan, track: bool) -> Applied:
         """Apply a validated data-plane request; ``track``: report the items it touched."""
@@ -266,12 +307,32 @@ class MotoStore:
         finally:
             wrapped.track, wrapped.params = False, {}
         finish(request.operation, request.params, payload, plan.parsed_of)
+        self._collection_metrics(request, plan, payload)
         applied = Applied(payload, before)
         if track:
             applied.after = [self.item(*who, t, k) for t, k in writes]
             applied.gets = [self.item(*who, t, k) for t, k, _, _ in plan.gets]
             applied.scanned, wrapped.reads = wrapped.reads, []
         return applied
+
+    def _collection_metrics(self, request: Request, plan: Plan, payload: dict[str, Any]) -> None:
+        """ItemCollectionMetrics for ReturnItemCollectionMetrics=SIZE (tables with a local secondary index)."""
+        payload.pop("ItemCollectionMetrics", None)
+        if request.params.get("ReturnItemCollectionMetrics") != "SIZE" or request.operation not in _METERED_WRITES:
+            return
+        found: dict[str, dict[str, dict[str, Any]]] = {}  # table -> canonical pk -> metrics
+        for target in plan.writes:
+            schema = self.schema(request.account, request.region, target.table)
+            if schema is None or not metrics.has_collections(schema) or target.pk in found.get(target.table, {}):
+                continue
+            key_value = target.key[schema.hash_key]
+            items = self.collection(request.account, request.region, target.table, schema.hash_key, key_value)
+            found.setdefault(target.table, {})[target.pk] = metrics.metrics(schema, key_value, items)
+        if request.operation in _SINGLE_WRITES:
+            for per_table in found.values():
+                payload["ItemCollectionMetrics"] = next(iter(per_table.values()))
+        elif found:
+            payload["ItemCollectionMetrics"] = {table: list(per_key.values()) for table, per_key in found.items()}
 
     def _check_condition(self, request: Request, plan: Plan) -> None:
         """A single-item write's ConditionExpression, on the item as it is now (moto never sees it)."""
@@ -307,8 +368,33 @@ class MotoStore:
             raise _fault(exc) from exc
         return result.result  # type: ignore[no-any-return]
 
+    def _control(self, request: Request) -> Response | None:
+        """The control plane where moto differs from DynamoDB (:mod:`labkit.endpoint.tables`): checked
+        first, or answered here (None: moto answers)."""
+        op, params, who = request.operation, request.params, (request.account, request.region)
+        if op == "CreateTable":
+            tables.check_create(params)
+        elif op == "UpdateTable" and (found := self.capacity(*who, params["TableName"])) is not None:
+            tables.check_update(params, found[1])
+        elif op in ("UpdateTimeToLive", "DescribeTimeToLive") and self._table(*who, params["TableName"]) is None:
+            raise ClientFault("ResourceNotFoundException", "Requested resource not found")
+        elif op == "ListTables":
+            return response(200, tables.list_tables(list(self._real(*who).tables), params))
+        elif op in ("TagResource", "UntagResource", "ListTagsOfResource"):
+            table = self._table(*who, tables.table_of_arn(op, params["ResourceArn"], *who))
+            if table is None:
+                raise tables.missing_arn(params["ResourceArn"])
+            if op == "TagResource":
+                table.tags = tables.merged_tags(table.tags or [], params["Tags"])
+                return response(200, {})
+        return None
+
     def dispatch(self, request: Request) -> Response:
         """moto's own request handling (werkzeug Request, botocore parser and serializer)."""
+        if request.service != STREAMS and request.operation not in FAST_OPERATIONS:
+            answer = self._control(request)
+            if answer is not None:
+                return answer
         handler: Any = DynamoDBStreamsHandler if request.service == STREAMS else self._handler
         if not hasattr(handler(), camelcase_to_underscores(request.operation)):
             raise ClientFault(

@@ -16,8 +16,9 @@ from typing import Any, Protocol
 
 from .encode import ClientFault, cancelled
 from .evaluate import holds
+from .items import check_stored_item
 from .schema import TableSchema
-from .validate import Plan, check_stored_item
+from .validate import Plan
 
 WireItem = dict[str, Any]
 
@@ -171,7 +172,8 @@ class AtomicBackend:
                 restore(table, h, r, item)
             fault = exc if isinstance(exc, ClientFault) else self.fault(exc)
             failed: list[tuple[str | None, str | None, Any]] = [(None, None, None)] * len(plan)
-            failed[done] = (fault.code, fault.message, None)
+            code = "ValidationError" if fault.code == "ValidationException" else fault.code  # DynamoDB's reason code
+            failed[done] = (code, fault.message, None)
             raise cancelled(failed) from exc
         except BaseException:
             for table, h, r, item in reversed(saved):

@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import constants as C
-from ..capacity import item_size, value_size
+from ..capacity import item_size
 from ..partition_keys import canonical
 from . import expressions as X
 from .decode import DYNAMODB, Request
-from .encode import ClientFault
+from .encode import ClientFault, cancelled
+from .items import KeyMismatch, check_item, check_key
+from .legacy import translate
 from .schema import TableSchema
 from .shapes import check_request
 from .updates import update as parse_update
@@ -28,6 +30,7 @@ SchemaOf = Callable[[str], TableSchema | None]
 
 #: Operations on items: validated here in full, metered, seen by hooks.
 DATA_PLANE = frozenset(C.DATA_PLANE_OPERATIONS)
+_SINGLE = frozenset({"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan"})
 #: Required by DynamoDB though botocore's model marks them optional.
 _ALSO_REQUIRED = {"CreateTable": ("KeySchema", "AttributeDefinitions")}
 _EXPRESSIONS = (
@@ -73,101 +76,8 @@ def _invalid(message: str) -> ClientFault:
 def _schema(schema_of: SchemaOf, table: str) -> TableSchema:
     schema = schema_of(table)
     if schema is None:
-        raise ClientFault("ResourceNotFoundException", f"Requested resource not found: Table: {table} not found")
+        raise ClientFault("ResourceNotFoundException", "Requested resource not found")
     return schema
-
-
-def _key_size(schema: TableSchema, name: str, value: Mapping[str, Any]) -> None:
-    size = value_size(value)
-    if name == schema.hash_key and size > C.MAX_PARTITION_KEY_BYTES:
-        raise _invalid(
-            "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size "
-            f"limit of{C.MAX_PARTITION_KEY_BYTES} bytes"
-        )
-    if name != schema.hash_key and size > C.MAX_SORT_KEY_BYTES:
-        raise _invalid(
-            "One or more parameter values were invalid: Aggregated size of all range keys has exceeded "
-            f"the size limit of {C.MAX_SORT_KEY_BYTES} bytes"
-        )
-
-
-def _empty(value: Mapping[str, Any]) -> bool:
-    return value.get("S") == "" or value.get("B") == ""
-
-
-def check_key(schema: TableSchema, key: Any) -> str:
-    """A primary key for ``schema``; returns the partition key's canonical string."""
-    if not isinstance(key, dict):
-        raise ClientFault("SerializationException", "Key must be a JSON object")
-    for value in key.values():
-        check_value(value)
-    if set(key) != set(schema.key_names):
-        raise _invalid("The provided key element does not match the schema")
-    for name, kind in schema.keys:
-        value = key[name]
-        if next(iter(value)) != kind:
-            raise _invalid("The provided key element does not match the schema")
-        if _empty(value):
-            raise _invalid(
-                "One or more parameter values are not valid. The AttributeValue for a key attribute "
-                f"cannot contain an empty {'string' if kind == 'S' else 'binary'} value. Key: {name}"
-            )
-        _key_size(schema, name, value)
-    return canonical(key[schema.hash_key])
-
-
-def check_stored_item(schema: TableSchema, item: Mapping[str, Any], updated: bool = False) -> None:
-    """What DynamoDB checks on an item as it will be stored: index key types, empty index keys, size."""
-    for index in schema.indexes:
-        for name, kind in index.keys:
-            value = item.get(name)
-            if value is None:
-                continue
-            actual = next(iter(value))
-            if actual != kind:
-                raise _invalid(
-                    f"One or more parameter values were invalid: Type mismatch for Index Key {name} "
-                    f"Expected: {kind} Actual: {actual} IndexName: {index.name}"
-                )
-            if _empty(value):
-                raise _invalid(
-                    "One or more parameter values are not valid. A value specified for a secondary index "
-                    "key is not supported. The AttributeValue for a key attribute cannot contain an empty "
-                    f"string value. IndexName: {index.name}, IndexKey: {name}"
-                )
-    if item_size(item) > C.MAX_ITEM_BYTES:
-        raise _invalid(
-            "Item size to update has exceeded the maximum allowed size"
-            if updated
-            else "Item size has exceeded the maximum allowed size"
-        )
-
-
-def check_item(schema: TableSchema, item: Any) -> tuple[dict[str, Any], str]:
-    """A whole item for ``schema``; returns its key and the partition key's canonical string."""
-    if not isinstance(item, dict):
-        raise ClientFault("SerializationException", "Item must be a JSON object")
-    for value in item.values():
-        check_value(value)
-    for name, kind in schema.keys:
-        value = item.get(name)
-        if value is None:
-            raise _invalid(f"One or more parameter values were invalid: Missing the key {name} in the item")
-        actual = next(iter(value))
-        if actual != kind:
-            raise _invalid(
-                f"One or more parameter values were invalid: Type mismatch for key {name} expected: {kind} "
-                f"actual: {actual}"
-            )
-        if _empty(value):
-            raise _invalid(
-                "One or more parameter values are not valid. The AttributeValue for a key attribute cannot "
-                f"contain an empty {'string' if kind == 'S' else 'binary'} value. Key: {name}"
-            )
-        _key_size(schema, name, value)
-    check_stored_item(schema, item)
-    key = {name: item[name] for name in schema.key_names}
-    return key, canonical(item[schema.hash_key])
 
 
 def _expressions(scope: Mapping[str, Any], plan: Plan) -> dict[str, X.Parsed]:
@@ -181,7 +91,8 @@ def _expressions(scope: Mapping[str, Any], plan: Plan) -> dict[str, X.Parsed]:
         if text is None:
             continue
         if label == "UpdateExpression":
-            parsed[label] = parse_update(text)[0]
+            parsed[label], targets = parse_update(text)
+            parsed[label].paths = tuple(targets)
         elif label == "KeyConditionExpression":
             parsed[label] = X.key_condition(text)
         elif label == "ProjectionExpression":
@@ -212,14 +123,59 @@ def _expressions(scope: Mapping[str, Any], plan: Plan) -> dict[str, X.Parsed]:
     return parsed
 
 
-def _query(schema: TableSchema, params: Mapping[str, Any], parsed: dict[str, X.Parsed]) -> str:
-    keys = schema.keys
+def _check_combinations(op: str, params: Mapping[str, Any]) -> None:
+    """Rules across parameters that DynamoDB checks before it looks the table up (Scan's segments)."""
+    segment, total = params.get("Segment"), params.get("TotalSegments")
+    if op != "Scan" or (segment is None and total is None):
+        return
+    if total is None:
+        raise _invalid(
+            "The TotalSegments parameter is required but was not present in the request when Segment parameter is "
+            "present"
+        )
+    if segment is None:
+        raise _invalid(
+            "The Segment parameter is required but was not present in the request when parameter TotalSegments is "
+            "present"
+        )
+    if segment >= total:
+        raise _invalid(
+            "The Segment parameter is zero-based and must be less than parameter TotalSegments: "
+            f"Segment: {segment} is not less than TotalSegments: {total}"
+        )
+
+
+def _index(schema: TableSchema, params: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The key of the table, or of the index a Query or Scan names (which must exist; a GSI reads eventually)."""
     index_name = params.get("IndexName")
-    if index_name is not None:
-        index = schema.index(index_name)
-        if index is None:
-            raise _invalid(f"The table does not have the specified index: {index_name}")
-        keys = index.keys
+    if index_name is None:
+        return schema.keys
+    index = schema.index(index_name)
+    if index is None:
+        raise _invalid(f"The table does not have the specified index: {index_name}")
+    if params.get("ConsistentRead") and not index.local:
+        raise _invalid("Consistent reads are not supported on global secondary indexes")
+    return index.keys
+
+
+def _check_update_targets(schema: TableSchema, params: Mapping[str, Any], parsed: dict[str, X.Parsed]) -> None:
+    """An UpdateExpression may not change a key attribute."""
+    update = parsed.get("UpdateExpression")
+    if update is None:
+        return
+    names = params.get("ExpressionAttributeNames") or {}
+    for target in update.paths:
+        first = str(target.parts[0])
+        name = names.get(first, first)
+        if name in schema.key_names:
+            raise _invalid(
+                f"One or more parameter values were invalid: Cannot update attribute {name}. "
+                "This attribute is part of the key"
+            )
+
+
+def _query(schema: TableSchema, params: Mapping[str, Any], parsed: dict[str, X.Parsed]) -> str:
+    keys = _index(schema, params)
     condition = parsed.get("KeyConditionExpression")
     if condition is None:
         if params.get("KeyConditions") is None:
@@ -275,24 +231,35 @@ def _single(op: str, params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan,
         plan.writes.append(Target(table, key, pk, transactional))
     elif op in ("UpdateItem", "Update", "DeleteItem", "Delete", "ConditionCheck"):
         pk = check_key(schema, params["Key"])
+        _check_update_targets(schema, params, parsed)
         plan.writes.append(Target(table, dict(params["Key"]), pk, transactional, check_only=op == "ConditionCheck"))
     elif op == "Query":
         pk = _query(schema, params, parsed)
         plan.reads.append((table, pk))
+    elif op == "Scan":
+        _index(schema, params)
     if params.get("ExclusiveStartKey") is not None:
         _check_start_key(schema, params)
 
 
 def _transact_write(params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan) -> None:
+    """Every action checked; a key of the wrong type cancels the transaction (reason ``ValidationError``),
+    as DynamoDB reports it, once the whole request has passed its other checks."""
     seen: set[tuple[str, str]] = set()
     size = 0
-    for action in params["TransactItems"]:
+    mismatches: dict[int, str] = {}
+    actions = params["TransactItems"]
+    for i, action in enumerate(actions):
         present = [k for k, v in action.items() if v is not None and k in ("ConditionCheck", "Put", "Delete", "Update")]
         if len(present) != 1:
             raise _invalid("TransactItems can only contain one of Check, Put, Update or Delete")
         kind = present[0]
         body = action[kind]
-        _single(kind, body, schema_of, plan, transactional=True)
+        try:
+            _single(kind, body, schema_of, plan, transactional=True)
+        except KeyMismatch as mismatch:
+            mismatches[i] = mismatch.message
+            continue
         target = plan.writes[-1]
         ident = (target.table, json.dumps(target.key, sort_keys=True))
         if ident in seen:
@@ -302,6 +269,13 @@ def _transact_write(params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan) 
         size += sum(item_size({k: v}) for k, v in (body.get("ExpressionAttributeValues") or {}).items())
     if size > C.MAX_TRANSACT_REQUEST_BYTES:
         raise _invalid("Transaction request cannot be larger than 4 MB")
+    if mismatches:
+        raise cancelled(
+            [
+                ("ValidationError", mismatches[i], None) if i in mismatches else (None, None, None)
+                for i in range(len(actions))
+            ]
+        )
 
 
 def _batch_get(params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan) -> None:
@@ -357,6 +331,8 @@ def _batch_write(params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan) -> 
 def validate(request: Request, schema_of: SchemaOf) -> Plan:
     """Check ``request`` in full; raise :class:`ClientFault` or return what it touches."""
     params = request.params
+    if request.operation == "CreateTable" and params.get("TableName") is None:
+        raise _invalid("The parameter 'TableName' is required but was not present in the request")
     check_request(request.service, request.operation, params)
     for name in _ALSO_REQUIRED.get(op := request.operation, ()):
         if params.get(name) is None:
@@ -367,6 +343,12 @@ def validate(request: Request, schema_of: SchemaOf) -> Plan:
     plan = Plan()
     if request.service != DYNAMODB or op not in DATA_PLANE:
         return plan
+    if op == "BatchGetItem":
+        for table_request in params["RequestItems"].values():
+            translate(op, table_request)
+    elif op in _SINGLE:
+        translate(op, params)
+        _check_combinations(op, params)
     if op == "TransactWriteItems":
         _transact_write(params, schema_of, plan)
     elif op == "TransactGetItems":
@@ -381,4 +363,4 @@ def validate(request: Request, schema_of: SchemaOf) -> Plan:
     return plan
 
 
-__all__ = ["DATA_PLANE", "Plan", "Target", "check_item", "check_key", "check_stored_item", "validate"]
+__all__ = ["DATA_PLANE", "Plan", "SchemaOf", "Target", "validate"]

@@ -1,7 +1,8 @@
 """DynamoDB attribute values (``{"S": "x"}``, ``{"NS": ["1"]}``, ...): what DynamoDB accepts.
 
 * exactly one type per value, and the JSON type that type needs;
-* numbers: at most 38 significant digits, magnitude 1E-130 .. 9.9999999999999999999999999999999999999E+125 (or 0);
+* numbers: at most 38 significant digits, magnitude 1E-130 .. 9.9999999999999999999999999999999999999E+125 (or 0),
+  stored as :func:`labkit.numbers.canonical` writes them (:func:`canonicalise`);
 * binary: base64; sets: not empty, no duplicates (``1`` and ``1.0`` are the same number);
 * documents nested at most 32 levels.
 """
@@ -15,12 +16,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import constants as C
+from .. import numbers
 from .encode import ClientFault
 
 MAX_DEPTH = C.MAX_DOCUMENT_DEPTH
-_SMALLEST = decimal.Decimal(C.SMALLEST_NUMBER)
-_LARGEST = decimal.Decimal(C.LARGEST_NUMBER)
-_CONTEXT = decimal.Context(prec=100, Emax=999999, Emin=-999999)
 _SET_NAMES = {"SS": "string", "NS": "number", "BS": "binary"}
 TYPES = frozenset({"S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL"})
 
@@ -34,21 +33,36 @@ def number(text: Any) -> decimal.Decimal:
     if not isinstance(text, str):
         raise ClientFault("SerializationException", f"a number must be sent as a JSON string, not {text!r}")
     try:
-        value = decimal.Decimal(text.strip(), context=_CONTEXT)
-    except decimal.InvalidOperation as exc:
-        raise _invalid("A value provided cannot be converted into a number") from exc
-    if not value.is_finite() or text.strip() != text or not text:
-        raise _invalid("A value provided cannot be converted into a number")
-    if value.is_zero():
-        return value
-    digits = value.normalize(_CONTEXT).as_tuple().digits
-    if len(digits) > C.MAX_NUMBER_DIGITS:
-        raise _invalid("Attempting to store more than 38 significant digits in a Number")
-    if abs(value) > _LARGEST:
-        raise _invalid("Number overflow. Attempting to store a number with magnitude larger than supported range")
-    if abs(value) < _SMALLEST:
-        raise _invalid("Number underflow. Attempting to store a number with magnitude smaller than supported range")
-    return value
+        return numbers.parse(text)
+    except numbers.NumberError as exc:
+        raise _invalid(str(exc)) from exc
+
+
+def canonicalise(value: Any) -> None:
+    """Rewrite the numbers in an attribute value, in place, as DynamoDB stores them (``1.0`` -> ``1``).
+
+    Anything DynamoDB would refuse is left as it is, for :func:`check_value` to refuse with
+    DynamoDB's message (so is a number set whose numbers are equal once normalised: its
+    duplicates are reported as written).
+    """
+    if not isinstance(value, dict) or len(value) != 1:
+        return
+    ((kind, v),) = value.items()
+    try:
+        if kind == "N" and isinstance(v, str):
+            value["N"] = numbers.canonical(v)
+        elif kind == "NS" and isinstance(v, list) and all(isinstance(e, str) for e in v):
+            normal = [numbers.canonical(e) for e in v]
+            if len(set(normal)) == len(normal):
+                value["NS"] = normal
+        elif kind == "L" and isinstance(v, list):
+            for element in v:
+                canonicalise(element)
+        elif kind == "M" and isinstance(v, dict):
+            for element in v.values():
+                canonicalise(element)
+    except numbers.NumberError:
+        return
 
 
 def binary(text: Any) -> bytes:
@@ -130,4 +144,4 @@ def check_item(item: Mapping[str, Any]) -> None:
         check_value(value)
 
 
-__all__ = ["MAX_DEPTH", "TYPES", "binary", "check_item", "check_value", "number"]
+__all__ = ["MAX_DEPTH", "TYPES", "binary", "canonicalise", "check_item", "check_value", "number"]
