@@ -289,6 +289,25 @@ def test_inject__lost_response_on_a_retrying_client__sdk_resends_the_same_token(
         inject(c, ["1: hold"])
 
 
+def test_inject__transaction_conflict_outside_the_race_lab__cancelled_transaction_or_conflict_exception(
+    tconn: Connection,
+) -> None:
+    """inject() on a plain client: a TransactWriteItems gets TransactionCanceledException with the
+    TransactionConflict reason at its action (the operation read from the X-Amz-Target bytes), a PutItem
+    TransactionConflictException — as in the race lab. Nothing is written."""
+    c = client(tconn, attempts=1)
+    inject(c, ["1: transaction-conflict(1)", "2: transaction-conflict"])
+    puts = [{"Put": {"TableName": tconn.table_name, "Item": item(k)}} for k in ("C1", "C2")]
+    with pytest.raises(ClientError) as cancelled:
+        c.transact_write_items(TransactItems=puts)
+    assert cancelled.value.response["Error"]["Code"] == "TransactionCanceledException"
+    assert [r["Code"] for r in cancelled.value.response["CancellationReasons"]] == ["None", "TransactionConflict"]
+    with pytest.raises(ClientError) as single:
+        c.put_item(TableName=tconn.table_name, Item=item("C3"))
+    assert single.value.response["Error"]["Code"] == "TransactionConflictException"
+    assert tconn.client.scan(TableName=tconn.table_name)["Count"] == 0
+
+
 def test_parse_faults__dsl_and_dict__same_plan() -> None:
     """The string DSL and the dict form build the same plan."""
     dsl = parse_faults(["B2: lose-response", "A1: transaction-conflict(1)", "A3: hold"], ["A", "B"])

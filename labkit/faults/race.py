@@ -186,7 +186,10 @@ def inject(client: Any, faults: Mapping[int, Fault] | Sequence[str]) -> FaultPla
 
 
 def _target(request: Any) -> str:
-    return str(request.headers.get("X-Amz-Target", b"") or "").rpartition(".")[2]
+    """The operation a request calls, from its ``X-Amz-Target`` header (botocore keeps it as bytes)."""
+    target = request.headers.get("X-Amz-Target", b"") or b""
+    text = target.decode("ascii") if isinstance(target, bytes) else str(target)
+    return text.rpartition(".")[2]
 
 
 def _body(request: Any) -> dict[str, Any]:
