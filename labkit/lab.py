@@ -5,8 +5,12 @@ Notebook authors: read docs/notebooks.md first (nbval conventions, asserting les
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import platform
+from collections.abc import Iterator
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from . import constants as C
 from .backend import Connection, connect
@@ -81,4 +85,24 @@ def engine_available(conn: Connection, skip_reason: str) -> bool:
     return False
 
 
-__all__ = ["engine_available", "has_engine", "setup_lab", "versions", "where"]
+@contextlib.contextmanager
+def recording(
+    client: Any, operation: str = "TransactWriteItems", drop: tuple[str, ...] = ("ClientRequestToken",)
+) -> Iterator[list[dict[str, Any]]]:
+    """``with recording(client) as sent:`` — the parameters of every ``operation`` call ``client`` makes
+    in the block, as the caller passed them (botocore's ``provide-client-params`` event, before botocore
+    adds anything), without the ``drop`` keys: what lesson 02 compares its plain boto3 recipes with."""
+    sent: list[dict[str, Any]] = []
+
+    def record(params: dict[str, Any], **_: Any) -> None:
+        sent.append({k: v for k, v in copy.deepcopy(params).items() if k not in drop})
+
+    event = f"provide-client-params.dynamodb.{operation}"
+    client.meta.events.register(event, record)
+    try:
+        yield sent
+    finally:
+        client.meta.events.unregister(event, record)
+
+
+__all__ = ["engine_available", "has_engine", "recording", "setup_lab", "versions", "where"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -57,3 +58,16 @@ def test_where__each_backend__named_for_a_reader(like_local: EmbeddedEndpoint) -
     assert where(Connection("aws", None, "eu-west-1")) == "AWS (LABKIT_BACKEND=aws)"
     assert where(Connection("endpoint", like_local.url, "us-east-1")) == f"the endpoint at {like_local.url}"
     assert not has_engine(Connection("aws", None, "eu-west-1"))  # asks nothing of AWS
+
+
+def test_recording__transactions_in_the_block__parameters_as_passed_without_the_token(tconn: Connection) -> None:
+    """What the caller passed (not botocore's serialised body), token dropped, nothing after the block."""
+    from labkit.lab import recording
+
+    client = tconn.new_client()
+    put: Any = {"Put": {"TableName": tconn.table_name, "Item": {"PK": {"S": "R"}, "SK": {"S": "1"}}}}
+    with recording(client) as sent:
+        client.transact_write_items(TransactItems=[put], ClientRequestToken="t" * 36)
+        client.put_item(TableName=tconn.table_name, Item={"PK": {"S": "R"}, "SK": {"S": "2"}})
+    client.transact_write_items(TransactItems=[put])
+    assert sent == [{"TransactItems": [put]}]

@@ -1,14 +1,13 @@
 """How long a newcomer needs for a lesson notebook: its core path, and its optional sections.
 
-Counts what a reader must take in, cell by cell, and converts it at fixed rates:
+The estimate (issue 21): **words/100 + code lines/10 + output lines/20 minutes** — a reader who
+reads, runs and thinks about each cell. Counted cell by cell:
 
-* prose: words of markdown outside code fences, at ``PROSE_WPM`` words a minute;
-* code: non-blank lines of code cells and of code fences in markdown, at ``CODE_LPM`` lines a
-  minute (NBVAL markers and comments count: the reader reads them too; import statements and
-  ``%matplotlib`` do not: a reader skims them);
-* outputs: text lines of committed outputs, at ``OUTPUT_LPM`` lines a minute, and
-  ``FIGURE_MIN`` minutes per figure;
-* running: ``RUN_S`` seconds per code cell (press Shift-Enter, wait, glance).
+* words: markdown outside code fences (100 a minute: reading while following along, not skimming);
+* code lines: non-blank lines of code cells and of code fences in markdown (10 a minute; comments and
+  NBVAL markers count, the reader reads them too; import statements and ``%`` magics do not);
+* output lines: non-blank text lines of the committed outputs (20 a minute). Figures are counted and
+  reported, but not timed.
 
 The core path is everything outside the sections whose heading contains "Optional": such a
 section runs until the next heading of level 1 or 2 without that word (the summary and checklist
@@ -24,16 +23,14 @@ from dataclasses import dataclass
 
 import nbformat
 
-PROSE_WPM = 200
+PROSE_WPM = 100
 CODE_LPM = 10
 OUTPUT_LPM = 20
-FIGURE_MIN = 0.5
-RUN_S = 5
 
 
 @dataclass
 class Load:
-    """What a reader takes in: words, code lines, output lines, figures, code cells."""
+    """What a reader takes in: words, code lines, output lines (timed); figures, code cells (reported)."""
 
     words: int = 0
     code_lines: int = 0
@@ -42,13 +39,7 @@ class Load:
     cells: int = 0
 
     def minutes(self) -> float:
-        return (
-            self.words / PROSE_WPM
-            + self.code_lines / CODE_LPM
-            + self.output_lines / OUTPUT_LPM
-            + self.figures * FIGURE_MIN
-            + self.cells * RUN_S / 60
-        )
+        return self.words / PROSE_WPM + self.code_lines / CODE_LPM + self.output_lines / OUTPUT_LPM
 
 
 def _markdown(source: str, load: Load) -> None:
@@ -106,12 +97,22 @@ def measure(path: str) -> tuple[Load, Load]:
     return core, optional
 
 
+def stated(path: str) -> tuple[int | None, int | None]:
+    """The minutes a lesson's first cell states: the core ("about **N minutes**") and the optional
+    sections ("the *Optional* sections add about N minutes"), each None if not stated."""
+    first = nbformat.read(path, as_version=4).cells[0].source  # type: ignore[no-untyped-call]
+    core = re.search(r"about\s+\*\*(\d+) minutes\*\*", first)
+    optional = re.search(r"\*Optional\*\s+sections?\s+adds?\s+about\s+(\d+)\s+minutes", first)
+    return (int(core[1]) if core else None), (int(optional[1]) if optional else None)
+
+
 def main(paths: list[str]) -> None:
     for path in paths:
         core, optional = measure(path)
-        for name, load in (("core", core), ("optional", optional)):
+        for name, load, said in zip(("core", "optional"), (core, optional), stated(path), strict=True):
             print(
-                f"{path} {name:8} {load.minutes():5.1f} min  ({load.words} words, "
+                f"{path} {name:8} {load.minutes():5.1f} min, stated {said if said is not None else '-'} "
+                f"({load.words} words, "
                 f"{load.code_lines} code lines, {load.output_lines} output lines, "
                 f"{load.figures} figures, {load.cells} code cells)"
             )
