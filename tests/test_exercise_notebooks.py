@@ -162,3 +162,79 @@ def test_committed_outputs__learner_says_not_solved_yet_and_solution_passed(sour
         text = "".join(o.get("text", "") for o in cell.outputs)
         expected = "PASSED" if path.parent.name == "solutions" else "not solved yet"
         assert text.strip().endswith(expected), text
+
+
+EXERCISES_DIR = ROOT / "labkit" / "exercises"
+#: Not a rule: the stub itself ("not solved yet").
+NOT_A_RULE = {"not-solved"}
+
+
+def _verdict_kinds(module: Path) -> set[str]:
+    """The finding kinds a checker module can give: the strings in the first argument of every
+    ``Finding(...)``, and the first item of every ``("kind", "words")`` pair it returns or assigns
+    (the helpers that name a mistake)."""
+    kinds: set[str] = set()
+    for node in ast.walk(ast.parse(module.read_text())):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Finding" and node.args:
+            keys = {id(c) for sub in ast.walk(node.args[0]) if isinstance(sub, ast.Subscript) for c in ast.walk(sub)}
+            found = [c.value for c in ast.walk(node.args[0]) if isinstance(c, ast.Constant) and id(c) not in keys]
+        elif (
+            isinstance(node, ast.Return | ast.Assign)
+            and isinstance(node.value, ast.Tuple)
+            and len(node.value.elts) == 2
+            and (isinstance(node, ast.Return) or isinstance(node.targets[0], ast.Tuple))
+        ):
+            first = node.value.elts[0]
+            found = [first.value] if isinstance(first, ast.Constant) else []
+        else:
+            continue
+        kinds |= {k for k in found if isinstance(k, str) and re.fullmatch(r"[a-z]+(-[a-z]+)*", k)}
+    return kinds
+
+
+def _checker_kinds(exercise: str) -> set[str]:
+    """Every kind the exercise's check can give: its own module, the shared rules and trial, and the
+    accounts helpers when the module uses them."""
+    module = EXERCISES_DIR / f"{exercise.replace('-', '_')}.py"
+    shared = [EXERCISES_DIR / "rules.py", EXERCISES_DIR / "trial.py"]
+    if "from . import accounts" in module.read_text():
+        shared.append(EXERCISES_DIR / "accounts.py")
+    return set().union(*(_verdict_kinds(m) for m in [module, *shared])) - NOT_A_RULE
+
+
+def _task(source: Path) -> str:
+    text = source.read_text()
+    start = text.index("## Your task")
+    return text[start : text.index("```{code-cell}", start)]
+
+
+def test_verdict_kinds__found_in_the_checkers__the_known_mistakes_and_failures() -> None:
+    """The scan of the checkers finds kinds (so the test below cannot pass by finding none)."""
+    assert {"read-modify-write", "condition-without-retry", "wrong-client", "timeout"} <= _checker_kinds("raise-limit")
+    assert {"missing-normalisation", "no-markers", "separate-calls"} <= _checker_kinds("unique-sign-up")
+    assert "old-marker-kept" in _checker_kinds("change-email")
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda s: s.stem)
+def test_task__names_every_rule_the_checker_enforces_by_its_verdict_name(source: Path) -> None:
+    """Each kind of finding the exercise's check can give appears in the task bullets as `kind`, so a
+    learner meets every rule before the checker enforces it."""
+    exercise, _ = _checked(source)
+    task = _task(source)
+    missing = sorted(kind for kind in _checker_kinds(exercise) if f"`{kind}`" not in task)
+    assert not missing, f"{source.name}: the task never names {missing}; add a bullet for each rule"
+
+
+@pytest.mark.parametrize(
+    ("stem", "rules"),
+    [
+        ("02_unique_sign_up", ["`'not-an-email'` raises `ValidationError`", "`'  Ada@Example.COM '`", "`'ADA'`"]),
+        ("03_change_email", ["`'not-an-email'` raises `ValidationError`", "`'  ADA@New.Example.com '`"]),
+        ("01_raise_limit", ["`by` may be negative", "it raises nothing"]),
+    ],
+)
+def test_task__bad_input_the_checker_tries__spelled_out(stem: str, rules: list[str]) -> None:
+    """The inputs the checker tries (a malformed email must raise ValidationError; a spaced, upper-case
+    copy of a taken value is taken) are in the bullets, word for word."""
+    task = _task(ROOT / "lessons" / "exercises" / f"{stem}.md")
+    assert [r for r in rules if r not in task] == []
