@@ -3,6 +3,7 @@
 
     python3 bootstrap.py lab          # install what is needed, open JupyterLab on the embedded endpoint
     python3 bootstrap.py test         # install what is needed, run every unit test and every notebook
+    python3 bootstrap.py test --slow  # the slow checks (offline install, stability repeats, memory soak)
     python3 bootstrap.py lint         # ruff check, ruff format --check and mypy --strict (installs the dev extra)
     python3 bootstrap.py notebooks [NAME ...]   # rebuild notebooks/*.ipynb from lessons/*.md and execute them
     python3 bootstrap.py doctor       # any other command goes to `labkit` (doctor, serve, ...) in .venv
@@ -38,8 +39,12 @@ CONSTRAINTS = ROOT / "constraints.txt"
 EXTRAS = "lab,test"
 #: What `lock` freezes: everything any of labkit's extras can install.
 LOCK_EXTRAS = "lab,test,dev"
-#: The README's test command, run inside the virtual environment.
-TEST_COMMAND = ["-m", "pytest", "-n", "2", "--dist", "loadscope", "--nbval-lax", "tests", "notebooks"]
+#: The README's test command, run inside the virtual environment: every unit test and every
+#: notebook, except the checks marked ``slow`` (the offline wheelhouse install, repeat-N stability
+#: runs, the memory soak), which ``test --slow`` runs and ``.ci/run`` runs after it.
+TEST_COMMAND = ["-m", "pytest", "-n", "2", "--dist", "loadscope", "--nbval-lax", "-m", "not slow", "tests", "notebooks"]
+#: ``python3 bootstrap.py test --slow``: only the checks marked ``slow``.
+SLOW_TEST_COMMAND = ["-m", "pytest", "-n", "2", "--dist", "loadscope", "-m", "slow", "tests"]
 #: The lint command: each runs inside the virtual environment; all must pass.
 LINT_PATHS = ["labkit", "tests", "benchmarks", "tools", "bootstrap.py", "conftest.py"]
 LINT_COMMANDS = [
@@ -324,6 +329,9 @@ def main(argv: list[str]) -> int:
         print("bootstrap: interrupted; no install stamp was written, so the next run installs again", file=sys.stderr)
         return 130
     if command == "test":
+        if "--slow" in rest:
+            rest.remove("--slow")
+            return _run(python, [*SLOW_TEST_COMMAND, *rest])
         return _run(python, [*TEST_COMMAND, *rest])
     if command == "lint":
         return lint(python)

@@ -12,9 +12,9 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from importlib.metadata import version
 from pathlib import Path
 
-from . import __version__
 from . import constants as C
 from ._errors_map import map_errors
 from .backend import ENV_BACKEND, ENV_EMBEDDED_URL, ENV_ENDPOINT_URL, connect
@@ -129,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .embedded import DYNAMODB_LOCAL, LABKIT, PROFILES
 
     parser = argparse.ArgumentParser(prog="labkit", description="DynamoDB pattern labs.")
-    parser.add_argument("--version", action="version", version=f"labkit {__version__}")
+    parser.add_argument("--version", action="version", version=f"labkit {version('labkit')}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser(

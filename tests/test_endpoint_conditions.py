@@ -255,3 +255,44 @@ def test_projection__query_and_scan__applied_after_the_filter(client: Any, table
         ExpressionAttributeValues={":pk": {"S": "P"}, ":ten": {"N": "10"}},
     )
     assert answer["Items"] == [{"s": {"S": "héllo"}}]
+
+
+# --- checks once the placeholders are known --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expression", "values", "message"),
+    [
+        (
+            "n < :v",
+            {":v": {"BOOL": True}},
+            "Invalid FilterExpression: Incorrect operand type for operator or function; operator or function: <, "
+            "operand type: BOOL",
+        ),
+        (
+            "begins_with(s, :v)",
+            {":v": {"N": "1"}},
+            "Invalid FilterExpression: Incorrect operand type for operator or function; operator or function: "
+            "begins_with, operand type: N",
+        ),
+        (
+            "contains(#a, #a)",
+            {},
+            "Invalid FilterExpression: The first operand must be distinct from the remaining operands for this "
+            "operator or function; operator: contains, first operand: [s]",
+        ),
+    ],
+    ids=["< on BOOL", "begins_with a number", "contains(#a, #a)"],
+)
+def test_filter__operand_mistakes__refused_before_reading(
+    client: Any, table: str, expression: str, values: dict[str, Any], message: str
+) -> None:
+    """Ordering operators take numbers, strings or binaries; begins_with a string or binary; a function's
+    operands must be distinct paths — each refused in DynamoDB's words, before any item is read."""
+    extra: dict[str, Any] = {"ExpressionAttributeValues": values} if values else {}
+    if "#a" in expression:
+        extra["ExpressionAttributeNames"] = {"#a": "s"}
+    assert _refused(client.scan, TableName=table, FilterExpression=expression, **extra) == (
+        "ValidationException",
+        message,
+    )

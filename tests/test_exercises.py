@@ -563,6 +563,7 @@ def test_check__atomic_add__passes_and_points_at_the_version_guard(conn: Connect
     assert "version guard" in verdict.notes[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(REFERENCE))
 def test_check__reference_solution__passes_20_runs_in_a_row(conn: Connection, name: str) -> None:
     """The reference solution passes every time: 20 checks in a row, no flake."""

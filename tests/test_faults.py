@@ -252,7 +252,7 @@ def test_race_fault__internal_error_applied__written_then_500(tconn: Connection)
         (["Z1: throttle"], "actor 'Z', which is not one of"),
         (["A1: thottle"], "unknown fault 'thottle'.*did you mean 'throttle'"),
         (["A1 throttle"], "is not 'ACTOR N: fault'"),
-        (["A0: throttle"], "call number 0 must be an int >= 1"),
+        (["A0: throttle"], "call number must be an int >= 1, not 0"),
         (["A1: throttle", "A1: hold"], "two faults on A1"),
         ({"A": {1: "throttle"}}, "not a labkit.faults.Fault"),
         ("A1: throttle", "pass a list of strings"),
@@ -492,9 +492,15 @@ def test_advance_token_clock__resend_after_window__applied_again_is_refused(no_f
     [
         ({"operation": "PutIt", "error": "ThrottlingException"}, "unknown operation 'PutIt'.*did you mean 'PutItem'"),
         ({"operation": "PutItem", "error": "Boom"}, "unknown error 'Boom'"),
-        ({"operation": "PutItem", "error": "ThrottlingException", "probability": 1.5}, "probability 1.5 must be"),
-        ({"operation": "PutItem", "error": "ThrottlingException", "probability": -0.1}, "probability -0.1 must be"),
-        ({"operation": "PutItem", "error": "ThrottlingException", "count": 0}, "count 0 must be an int >= 1"),
+        (
+            {"operation": "PutItem", "error": "ThrottlingException", "probability": 1.5},
+            "probability must be a number from 0 to 1, not 1.5",
+        ),
+        (
+            {"operation": "PutItem", "error": "ThrottlingException", "probability": -0.1},
+            "probability must be a number from 0 to 1, not -0.1",
+        ),
+        ({"operation": "PutItem", "error": "ThrottlingException", "count": 0}, "count must be an int >= 1, not 0"),
         ({"operation": "GetItem", "error": "TransactionConflict"}, "never answers GetItem with a transaction conflict"),
         ({"operation": "PutItem", "error": "ThrottlingException", "tabel": "x"}, "unknown field.*tabel"),
         ({"error": "ThrottlingException"}, "needs operation"),
@@ -559,7 +565,7 @@ def test_serve__bad_faults_file__exit_2_before_listening(tmp_path: Path, capsys:
     path = tmp_path / "faults.json"
     path.write_text(json.dumps([{"operation": "PutItem", "error": "ThrottlingException", "probability": 7}]))
     assert main(["serve", "--port", "1", "--faults", str(path)]) == 2
-    assert "probability 7 must be a number from 0 to 1" in capsys.readouterr().err
+    assert "probability must be a number from 0 to 1, not 7" in capsys.readouterr().err
 
 
 def test_serve__faults_file__aws_client_sees_the_faults(tmp_path: Path) -> None:

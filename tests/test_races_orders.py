@@ -55,6 +55,7 @@ def test_all_interleavings__conditional_update__loses_no_update_in_any_order(
     assert set(df["final"]) == {2}
 
 
+@pytest.mark.slow
 def test_all_interleavings__twenty_repeats__give_the_same_table(tconn: Connection) -> None:
     """Forced orders are deterministic: 20 runs give identical outcome tables."""
     naive = naive_increment(tconn.table_name)

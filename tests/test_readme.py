@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import shlex
 from pathlib import Path
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -34,7 +35,8 @@ def test_readme__two_commands__are_the_ones_bootstrap_and_ci_run() -> None:
     first_screen = text[: text.index("---")]
     assert "python3 bootstrap.py lab" in first_screen and "python3 bootstrap.py test" in first_screen
     ci = (README.parent / ".ci" / "run").read_text()
-    assert "python3 bootstrap.py test" in ci
+    assert "python3 bootstrap.py test\n" in ci and "python3 bootstrap.py test --slow\n" in ci
     import bootstrap  # the repository root is on sys.path under pytest (rootdir conftest)
 
-    assert " ".join(["python", *bootstrap.TEST_COMMAND]) in text
+    assert shlex.join(["python", *bootstrap.TEST_COMMAND]) in text
+    assert shlex.join(["python", *bootstrap.SLOW_TEST_COMMAND]) in text

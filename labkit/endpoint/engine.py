@@ -24,9 +24,11 @@ from ..engine_hooks import Hook, Rejection, RequestInfo, wants
 from ..validation import check_non_negative
 from .decode import DYNAMODB, Request, decode
 from .encode import ClientFault, Response, error_response, fault_response, response
+from .executor import execute
 from .idempotency import TokenMemory, fingerprint
 from .meter import meter, replay
 from .schema import TableSchema
+from .statements import OPERATIONS as STATEMENTS
 from .validate import DATA_PLANE, Plan, validate
 
 if TYPE_CHECKING:
@@ -155,6 +157,8 @@ class DynamoEngine:
         self.store.begin()
         account, region = request.account, request.region
         plan = validate(request, lambda table: self.store.schema(account, region, table))
+        if request.service == DYNAMODB and request.operation in STATEMENTS:  # PartiQL: run as data-plane requests
+            return execute(request, self._handle, lambda table: self.store.schema(account, region, table))
         if request.service != DYNAMODB or request.operation not in DATA_PLANE:
             self._generation += 1
             return self.store.dispatch(request)

@@ -22,6 +22,7 @@ from .encode import ClientFault, cancelled
 from .items import KeyMismatch, check_item, check_key
 from .legacy import translate
 from .schema import TableSchema
+from .semantics import check_condition
 from .shapes import check_request
 from .updates import update as parse_update
 from .values import check_value
@@ -100,6 +101,7 @@ def _expressions(scope: Mapping[str, Any], plan: Plan) -> dict[str, X.Parsed]:
         else:
             parsed[label] = X.condition(label, text)
         X.check_placeholders(label, parsed[label], names, values)
+        check_condition(label, parsed[label], names, values)
     for kind, given in (("Names", names), ("Values", values)):
         if given is None:
             continue

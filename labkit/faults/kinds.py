@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import ValidationError
+from ..validation import check_int
 from .answers import THROTTLES, did_you_mean
 
 
@@ -40,8 +41,7 @@ class Conflict(Fault):
     item: int = 0
 
     def __post_init__(self) -> None:
-        if not isinstance(self.item, int) or self.item < 0:
-            raise ValidationError(f"Conflict(item={self.item!r}): item is a 0-based action index")
+        check_int("Conflict item", self.item, least=0, hint="the 0-based index of the transaction's action")
         object.__setattr__(self, "label", "transaction-conflict")
 
 
@@ -139,10 +139,7 @@ def parse_faults(spec: FaultSpec | None, actors: Sequence[str]) -> dict[str, dic
     for actor, n, fault in entries:
         if actor not in actors:
             raise ValidationError(f"a fault names actor {actor!r}, which is not one of {names}")
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValidationError(
-                f"fault on {actor!r}: call number {n!r} must be an int >= 1 (1 = the actor's first DynamoDB call)"
-            )
+        check_int(f"fault on {actor!r}: call number", n, least=1, hint="1 is the actor's first DynamoDB call")
         if not isinstance(fault, Fault):
             raise ValidationError(
                 f"fault on {actor}{n} is {fault!r}, not a labkit.faults.Fault "

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..engine_hooks import RequestInfo
 from ..errors import ConfigurationError, ValidationError
+from ..validation import check_fraction, check_int, check_text
 from .answers import CONFLICTABLE, ERRORS, OPERATIONS, did_you_mean
 
 _RULE_FIELDS = ("operation", "table", "key", "error", "probability", "count", "apply_first", "item")
@@ -51,19 +52,14 @@ class FaultRule:
                 f"{where}: DynamoDB never answers {self.operation} with a "
                 f"transaction conflict; use it on {', '.join(CONFLICTABLE)}"
             )
-        p = self.probability
-        if isinstance(p, bool) or not isinstance(p, int | float) or not 0 <= p <= 1:
-            raise ValidationError(f"{where}: probability {p!r} must be a number from 0 to 1")
-        if self.count is not None and (
-            isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 1
-        ):
-            raise ValidationError(f"{where}: count {self.count!r} must be an int >= 1 (or omitted: no limit)")
+        check_fraction(f"{where}: probability", self.probability, zero=True)
+        if self.count is not None:
+            check_int(f"{where}: count", self.count, least=1, hint="or leave it out: no limit")
         if not isinstance(self.apply_first, bool):
             raise ValidationError(f"{where}: apply_first must be true or false")
         for name in ("table", "key"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, str) or not value):
-                raise ValidationError(f"{where}: {name} must be a non-empty string")
+            if getattr(self, name) is not None:
+                check_text(f"{where}: {name}", getattr(self, name))
 
     def as_dict(self) -> dict[str, Any]:
         """The rule as in a faults file (defaults left out)."""
@@ -111,9 +107,7 @@ class FaultRules:
         unknown = sorted(set(data) - {"seed", "rules"})
         if unknown:
             raise ValidationError(f"{source}: unknown field(s) {', '.join(unknown)}; use 'seed' and 'rules'")
-        seed = data.get("seed", 0)
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise ValidationError(f"{source}: seed {seed!r} must be an int")
+        seed = check_int(f"{source}: seed", data.get("seed", 0))
         raw = data.get("rules", [])
         if not isinstance(raw, list):
             raise ValidationError(f"{source}: 'rules' must be a list")
