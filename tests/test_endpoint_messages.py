@@ -431,3 +431,36 @@ def test_transaction__key_of_the_wrong_type__cancelled_with_validation_error(
     )
     assert error["CancellationReasons"] == [{"Code": "None"}, {"Code": "ValidationError", "Message": reason}]
     assert scan_all(client, table) == []
+
+
+def test_query__filter_on_a_key_attribute__refused(client: Any, table: str) -> None:
+    """ "Filter Expression can only contain non-primary key attributes: Primary key attribute: SK" (the key
+    belongs in the KeyConditionExpression)."""
+    assert _refused(
+        client.query,
+        TableName=table,
+        KeyConditionExpression="PK = :p",
+        FilterExpression="SK = :s",
+        ExpressionAttributeValues={":p": {"S": "A"}, ":s": {"S": "1"}},
+    ) == (
+        "ValidationException",
+        "Filter Expression can only contain non-primary key attributes: Primary key attribute: SK",
+    )
+
+
+def test_select_specific_attributes__with_and_without_a_projection(client: Any, table: str) -> None:
+    """Select=SPECIFIC_ATTRIBUTES returns the projected attributes; without a projection it is refused."""
+    client.put_item(TableName=table, Item={**_key("S"), "n": {"N": "1"}, "m": {"S": "x"}})
+    query = {
+        "TableName": table,
+        "KeyConditionExpression": "PK = :p",
+        "ExpressionAttributeValues": {":p": {"S": "S"}},
+        "Select": "SPECIFIC_ATTRIBUTES",
+    }
+    assert client.query(**query, ProjectionExpression="n")["Items"] == [{"n": {"N": "1"}}]
+    assert _refused(client.query, **query) == (
+        "ValidationException",
+        "1 validation error detected: Must specify the AttributesToGet or ProjectionExpression when choosing to get "
+        "SPECIFIC_ATTRIBUTES",
+    )
+    client.delete_item(TableName=table, Key=_key("S"))

@@ -47,6 +47,16 @@ def _empty(value: Mapping[str, Any]) -> bool:
     return value.get("S") == "" or value.get("B") == ""
 
 
+def _check_key_value(schema: TableSchema, name: str, kind: str, value: Mapping[str, Any]) -> None:
+    """A key attribute's value of the right type: not empty, not too large."""
+    if _empty(value):
+        raise _invalid(
+            "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an "
+            f"empty {'string' if kind == 'S' else 'binary'} value. Key: {name}"
+        )
+    _key_size(schema, name, value)
+
+
 def check_key(schema: TableSchema, key: Any) -> str:
     """A primary key for ``schema``; returns the partition key's canonical string."""
     if not isinstance(key, dict):
@@ -59,12 +69,7 @@ def check_key(schema: TableSchema, key: Any) -> str:
         value = key[name]
         if next(iter(value)) != kind:
             raise KeyMismatch("The provided key element does not match the schema")
-        if _empty(value):
-            raise _invalid(
-                "One or more parameter values are not valid. The AttributeValue for a key attribute "
-                f"cannot contain an empty {'string' if kind == 'S' else 'binary'} value. Key: {name}"
-            )
-        _key_size(schema, name, value)
+        _check_key_value(schema, name, kind, value)
     return canonical(key[schema.hash_key])
 
 
@@ -120,12 +125,7 @@ def check_item(schema: TableSchema, item: Any) -> tuple[dict[str, Any], str]:
                 f"One or more parameter values were invalid: Type mismatch for key {name} expected: {kind} "
                 f"actual: {actual}"
             )
-        if _empty(value):
-            raise _invalid(
-                "One or more parameter values are not valid. The AttributeValue for a key attribute cannot "
-                f"contain an empty {'string' if kind == 'S' else 'binary'} value. Key: {name}"
-            )
-        _key_size(schema, name, value)
+        _check_key_value(schema, name, kind, value)
     check_stored_item(schema, item)
     key = {name: item[name] for name in schema.key_names}
     return key, canonical(item[schema.hash_key])

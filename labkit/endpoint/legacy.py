@@ -43,6 +43,16 @@ _SCALARS = {
     **dict.fromkeys(("LE", "LT", "GE", "GT", "BETWEEN", "IN", "CONTAINS", "NOT_CONTAINS"), ("N", "S", "B")),
     "BEGINS_WITH": ("S", "B"),
 }
+#: Each ComparisonOperator as an expression: {0} the attribute's placeholder, {1} and {2} its values.
+_TEMPLATES = {
+    **{operator: f"{{0}} {symbol} {{1}}" for operator, symbol in _COMPARE.items()},
+    "NULL": "attribute_not_exists({0})",
+    "NOT_NULL": "attribute_exists({0})",
+    "CONTAINS": "contains({0}, {1})",
+    "NOT_CONTAINS": "attribute_exists({0}) AND NOT contains({0}, {1})",
+    "BEGINS_WITH": "begins_with({0}, {1})",
+    "BETWEEN": "{0} BETWEEN {1} AND {2}",
+}
 _KEY_OPERATORS = frozenset({"EQ", "LE", "LT", "GE", "GT", "BEGINS_WITH", "BETWEEN"})
 
 
@@ -68,10 +78,12 @@ def check_mixing(params: Mapping[str, Any]) -> None:
                 )
 
 
-class _Builder:
-    """Placeholders for one request's translated expressions."""
+class Placeholders:
+    """ExpressionAttributeNames and ExpressionAttributeValues for expressions the engine writes
+    (``#l0``, ``:l0`` with prefix ``l``): one name placeholder per attribute name."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
         self.names: dict[str, str] = {}
         self.values: dict[str, Any] = {}
 
@@ -79,15 +91,33 @@ class _Builder:
         for placeholder, known in self.names.items():
             if known == attribute:
                 return placeholder
-        placeholder = f"#l{len(self.names)}"
+        placeholder = f"#{self.prefix}{len(self.names)}"
         self.names[placeholder] = attribute
         return placeholder
 
-    def value(self, value: Any) -> str:
-        check_value(value)
-        placeholder = f":l{len(self.values)}"
+    def add_value(self, value: Any) -> str:
+        placeholder = f":{self.prefix}{len(self.values)}"
         self.values[placeholder] = value
         return placeholder
+
+    def attach(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` with the placeholders used so far."""
+        if self.names:
+            params["ExpressionAttributeNames"] = dict(self.names)
+        if self.values:
+            params["ExpressionAttributeValues"] = dict(self.values)
+        return params
+
+
+class _Builder(Placeholders):
+    """Placeholders for one request's translated legacy parameters (values checked as written)."""
+
+    def __init__(self) -> None:
+        super().__init__("l")
+
+    def value(self, value: Any) -> str:
+        check_value(value)
+        return self.add_value(value)
 
 
 def _values(attribute: str, condition: Mapping[str, Any]) -> list[Any]:
@@ -108,22 +138,10 @@ def _comparison(build: _Builder, attribute: str, operator: str, values: list[Any
         kind = next(iter(value), "") if isinstance(value, dict) and len(value) == 1 else ""
         if allowed and kind and kind not in allowed:
             raise _invalid(f"ComparisonOperator {operator} is not valid for {kind} AttributeValue type")
-    path = build.name(attribute)
-    if operator in _COMPARE:
-        return f"{path} {_COMPARE[operator]} {build.value(values[0])}"
-    if operator == "NULL":
-        return f"attribute_not_exists({path})"
-    if operator == "NOT_NULL":
-        return f"attribute_exists({path})"
-    if operator == "CONTAINS":
-        return f"contains({path}, {build.value(values[0])})"
-    if operator == "NOT_CONTAINS":
-        return f"attribute_exists({path}) AND NOT contains({path}, {build.value(values[0])})"
-    if operator == "BEGINS_WITH":
-        return f"begins_with({path}, {build.value(values[0])})"
-    if operator == "BETWEEN":
-        return f"{path} BETWEEN {build.value(values[0])} AND {build.value(values[1])}"
-    return f"{path} IN ({', '.join(build.value(v) for v in values)})"
+    path, placeholders = build.name(attribute), [build.value(v) for v in values]
+    if operator == "IN":
+        return f"{path} IN ({', '.join(placeholders)})"
+    return _TEMPLATES[operator].format(path, *placeholders)
 
 
 def _condition(build: _Builder, attribute: str, condition: Mapping[str, Any], expected: bool) -> str:
@@ -198,10 +216,7 @@ def translate(operation: str, params: dict[str, Any]) -> None:
     updates = params.pop("AttributeUpdates", None)
     if updates:
         params["UpdateExpression"] = _updates(build, updates)
-    if build.names:
-        params["ExpressionAttributeNames"] = build.names
-    if build.values:
-        params["ExpressionAttributeValues"] = build.values
+    build.attach(params)
 
 
-__all__ = ["EXPRESSIONS", "LEGACY", "check_mixing", "translate"]
+__all__ = ["EXPRESSIONS", "LEGACY", "Placeholders", "check_mixing", "translate"]

@@ -15,6 +15,7 @@ runs the tree as the equivalent DynamoDB requests. A statement DynamoDB cannot r
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -203,17 +204,17 @@ class _Parser:
 
     # conditions -----------------------------------------------------------------------------
     def condition(self) -> Cond:
-        node = self.conjunction()
-        while self.word() == "OR":
-            self.take()
-            node = Cond("OR", (node, self.conjunction()))
-        return node
+        return self.joined("OR", self.conjunction)
 
     def conjunction(self) -> Cond:
-        node = self.negation()
-        while self.word() == "AND":
+        return self.joined("AND", self.negation)
+
+    def joined(self, word: str, operand: Callable[[], Cond]) -> Cond:
+        """``operand (word operand)*``, left to right."""
+        node = operand()
+        while self.word() == word:
             self.take()
-            node = Cond("AND", (node, self.negation()))
+            node = Cond(word, (node, operand()))
         return node
 
     def negation(self) -> Cond:
@@ -324,20 +325,10 @@ class _Parser:
             out = Statement("UPDATE", table)
             while self.word() in ("SET", "REMOVE"):
                 clause = self.take()[1].upper()
-                if clause == "SET":
-                    path = self.path()
-                    self.take("=")
-                    out.sets.append((path, self.set_value()))
-                else:
-                    out.removes.append(self.path())
+                self.update_action(clause, out)
                 while self.peek()[1] == ",":
                     self.take()
-                    if clause == "SET":
-                        path = self.path()
-                        self.take("=")
-                        out.sets.append((path, self.set_value()))
-                    else:
-                        out.removes.append(self.path())
+                    self.update_action(clause, out)
             if not out.sets and not out.removes:
                 raise malformed("Expected SET or REMOVE")
             out.where = self.where()
@@ -354,6 +345,15 @@ class _Parser:
             raise malformed(f"Unexpected token: {self.peek()[1]}")
         out.parameters = self.params
         return out
+
+    def update_action(self, clause: str, out: Statement) -> None:
+        """One ``path = value`` of a SET, or one path of a REMOVE."""
+        path = self.path()
+        if clause == "SET":
+            self.take("=")
+            out.sets.append((path, self.set_value()))
+        else:
+            out.removes.append(path)
 
     def where(self) -> Cond | None:
         if self.word() != "WHERE":

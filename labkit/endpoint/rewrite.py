@@ -24,6 +24,8 @@ _MOTO_EXPRESSIONS = ("UpdateExpression", "KeyConditionExpression")
 def _scope(params: Mapping[str, Any], parsed: Mapping[str, Parsed]) -> dict[str, Any]:
     """One parameter scope without the expressions the engine evaluates, and their placeholders."""
     out = {k: v for k, v in params.items() if k not in _ENGINE_ONLY}
+    if out.get("Select") == "SPECIFIC_ATTRIBUTES":  # moto would want the projection it is not given
+        del out["Select"]
     names: set[str] = set()
     values: set[str] = set()
     for label in _MOTO_EXPRESSIONS:

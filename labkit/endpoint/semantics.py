@@ -76,6 +76,24 @@ class _Checker:
                 self.operand_type(node.name, node.args[1:], frozenset({"S", "B"}))
 
 
+def attribute_names(node: X.Condition, names: Mapping[str, Any]) -> set[str]:
+    """The top-level attribute names a condition reads (``#n`` resolved)."""
+    if isinstance(node, X.And | X.Or):
+        return attribute_names(node.left, names) | attribute_names(node.right, names)
+    if isinstance(node, X.Not):
+        return attribute_names(node.inner, names)
+    if isinstance(node, X.Compare):
+        operands: tuple[X.Operand, ...] = (node.left, node.right)
+    elif isinstance(node, X.Between):
+        operands = (node.subject, node.low, node.high)
+    elif isinstance(node, X.In):
+        operands = (node.subject, *node.options)
+    else:
+        operands = node.args
+    paths = [o.path if isinstance(o, X.Size) else o for o in operands]
+    return {str(names.get(str(p.parts[0]), p.parts[0])) for p in paths if isinstance(p, X.Path)}
+
+
 def check_condition(label: str, parsed: X.Parsed, names: Any, values: Any) -> None:
     """Raise DynamoDB's ValidationException for a condition it refuses before reading an item."""
     if parsed.tree is not None:
@@ -84,4 +102,4 @@ def check_condition(label: str, parsed: X.Parsed, names: Any, values: Any) -> No
         ).check(parsed.tree)
 
 
-__all__ = ["check_condition"]
+__all__ = ["attribute_names", "check_condition"]

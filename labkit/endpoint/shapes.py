@@ -203,6 +203,12 @@ def check(value: Any, spec: Spec, path: str, errors: list[str], create: bool = F
             errors.append(_error(value, path, f"Member must have value less than or equal to {spec.high}"))
 
 
+def _query_limit(error: str) -> str:
+    """DynamoDB words Query's ``Limit`` below 1 without the value and capitalised: "Value at 'Limit' ..."."""
+    value, found, rest = error.partition("' at 'limit' ")
+    return f"Value at 'Limit' {rest}" if found and value.startswith("Value '") else error
+
+
 def check_request(service: str, operation: str, params: dict[str, Any]) -> None:
     """Check a whole request against the operation's input shape, as DynamoDB's front door does:
     every broken constraint in one ``N validation errors detected: ...; ...`` (a bad table name
@@ -214,13 +220,8 @@ def check_request(service: str, operation: str, params: dict[str, Any]) -> None:
     named = [e for e in errors if "' at 'tableName' " in e]
     if named:
         errors = named
-    elif operation == "Query":  # DynamoDB words Query's Limit without the value, capitalised
-        errors = [
-            "Value at 'Limit'" + e.partition("' at 'limit'")[2]
-            if e.endswith("greater than or equal to 1") and "' at 'limit'" in e
-            else e
-            for e in errors
-        ]
+    elif operation == "Query":
+        errors = [_query_limit(e) for e in errors]
     count = len(errors)
     raise ClientFault(
         "ValidationException",

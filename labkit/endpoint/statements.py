@@ -22,6 +22,7 @@ from typing import Any
 
 from .decode import Request
 from .encode import ClientFault, Response
+from .legacy import Placeholders
 from .partiql import Cond, Func, Literal, Param, Ref, Statement
 from .schema import TableSchema
 
@@ -32,13 +33,12 @@ DUPLICATE = "Duplicate primary key exists in table"
 _SET_KINDS = {"S": "SS", "N": "NS", "B": "BS"}
 
 
-class _Builder:
+class _Builder(Placeholders):
     """Placeholders for one statement's expressions, with its parameters bound."""
 
     def __init__(self, parameters: list[Any]) -> None:
+        super().__init__("p")
         self.parameters = parameters
-        self.names: dict[str, str] = {}
-        self.values: dict[str, Any] = {}
 
     def bind(self, node: Any) -> Any:
         """A literal or parameter as a DynamoDB attribute value."""
@@ -57,14 +57,6 @@ class _Builder:
             return {_SET_KINDS.get(kind, "SS"): [m.get(kind) for m in members]}
         return value
 
-    def name(self, part: str) -> str:
-        for placeholder, known in self.names.items():
-            if known == part:
-                return placeholder
-        placeholder = f"#p{len(self.names)}"
-        self.names[placeholder] = part
-        return placeholder
-
     def path(self, ref: Ref) -> str:
         text = ""
         for part in ref.parts:
@@ -72,9 +64,7 @@ class _Builder:
         return text
 
     def value(self, node: Any) -> str:
-        placeholder = f":p{len(self.values)}"
-        self.values[placeholder] = self.bind(node)
-        return placeholder
+        return self.add_value(self.bind(node))
 
     def operand(self, node: Any) -> str:
         if isinstance(node, Ref):
@@ -102,13 +92,6 @@ class _Builder:
         if op in ("begins_with", "contains", "attribute_type"):
             return f"{op}({', '.join(self.operand(a) for a in args)})"
         return f"{self.operand(args[0])} {op} {self.operand(args[1])}"
-
-    def expressions(self, params: dict[str, Any]) -> dict[str, Any]:
-        if self.names:
-            params["ExpressionAttributeNames"] = dict(self.names)
-        if self.values:
-            params["ExpressionAttributeValues"] = dict(self.values)
-        return params
 
 
 def _conjuncts(node: Cond | None) -> list[Cond]:
@@ -196,7 +179,7 @@ def translate(
         item = build.bind(stmt.item)["M"]
         params["Item"] = item
         params["ConditionExpression"] = f"attribute_not_exists({build.name(schema.hash_key)})"
-        return "PutItem", build.expressions(params)
+        return "PutItem", build.attach(params)
     if stmt.kind in ("UPDATE", "DELETE"):
         if stmt.kind == "DELETE" and stmt.returning not in (None, "ALL OLD"):
             raise ClientFault(
@@ -212,7 +195,7 @@ def translate(
             params["ConditionExpression"] = condition
         if stmt.returning is not None:
             params["ReturnValues"] = stmt.returning.replace(" ", "_")
-        return ("UpdateItem" if stmt.kind == "UPDATE" else "DeleteItem"), build.expressions(params)
+        return ("UpdateItem" if stmt.kind == "UPDATE" else "DeleteItem"), build.attach(params)
     if batch:
         if stmt.index is not None:
             raise _batch_select()
@@ -227,13 +210,52 @@ def translate(
         if index is None:
             raise ClientFault("ValidationException", "The table does not have the specified index")
         params["IndexName"], keys = stmt.index, index.keys
+    key_part, rest = _key_condition(stmt.where, [name for name, _ in keys])
+    if key_part:
+        params["KeyConditionExpression"] = " AND ".join(build.condition(c) for c in key_part)
+        if rest:
+            params["FilterExpression"] = " AND ".join(f"({build.condition(c)})" for c in rest)
+        return "Query", build.attach(params)
     if stmt.where is not None:
         params["FilterExpression"] = build.condition(stmt.where)
-    equal = _key_equalities(stmt.where, build)
-    if keys[0][0] in equal:
-        params["KeyConditionExpression"] = f"{build.name(keys[0][0])} = {build.value(Literal(equal[keys[0][0]]))}"
-        return "Query", build.expressions(params)
-    return "Scan", build.expressions(params)
+    return "Scan", build.attach(params)
+
+
+def _names(node: Any) -> set[str]:
+    """The top-level attribute names a condition (or operand) reads."""
+    if isinstance(node, Ref):
+        return {str(node.parts[0])}
+    if isinstance(node, Cond | Func):
+        return set().union(*(_names(a) for a in node.args))
+    return set()
+
+
+def _on(node: Cond, name: str, ops: tuple[str, ...]) -> bool:
+    """``name <op> value`` (or BETWEEN, begins_with) with the attribute first and only values after it."""
+    first, *others = node.args
+    return (
+        node.op in ops
+        and isinstance(first, Ref)
+        and first.parts == (name,)
+        and all(isinstance(o, Literal | Param) for o in others)
+    )
+
+
+def _key_condition(where: Cond | None, keys: list[str]) -> tuple[list[Cond], list[Cond]]:
+    """(the key condition a Query can use, the rest as its filter); no key condition when the WHERE clause does
+    not pin the partition key with `=` or the rest still reads a key attribute (then it is a Scan)."""
+    conjuncts = _conjuncts(where)
+    found = [next((c for c in conjuncts if _on(c, keys[0], ("=",))), None)]
+    if found[0] is None:
+        return [], conjuncts
+    if len(keys) > 1:
+        ops = ("=", "<", "<=", ">", ">=", "BETWEEN", "begins_with")
+        found.append(next((c for c in conjuncts if c is not found[0] and _on(c, keys[1], ops)), None))
+    key_part = [c for c in found if c is not None]
+    rest = [c for c in conjuncts if all(c is not k for k in key_part)]
+    if any(_names(c) & set(keys) for c in rest):
+        return [], conjuncts
+    return key_part, rest
 
 
 def _batch_select() -> ClientFault:

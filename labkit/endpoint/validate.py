@@ -22,7 +22,7 @@ from .encode import ClientFault, cancelled
 from .items import KeyMismatch, check_item, check_key
 from .legacy import translate
 from .schema import TableSchema
-from .semantics import check_condition
+from .semantics import attribute_names, check_condition
 from .shapes import check_request
 from .updates import update as parse_update
 from .values import check_value
@@ -205,7 +205,23 @@ def _query(schema: TableSchema, params: Mapping[str, Any], parsed: dict[str, X.P
             # (e.g. begins_with(PK, :p)): a Query reads exactly one partition.
             raise _invalid("Query key condition not supported")
         raise _invalid("Query condition missed key schema element: " + keys[0][0])
+    found = parsed.get("FilterExpression")
+    if found is not None and found.tree is not None:
+        for name, _ in keys:
+            if name in attribute_names(found.tree, names):
+                raise _invalid(
+                    f"Filter Expression can only contain non-primary key attributes: Primary key attribute: {name}"
+                )
     return pk
+
+
+def _check_select(params: Mapping[str, Any]) -> None:
+    """Select=SPECIFIC_ATTRIBUTES needs a projection (the engine projects; moto never sees it)."""
+    if params.get("Select") == "SPECIFIC_ATTRIBUTES" and params.get("ProjectionExpression") is None:
+        raise _invalid(
+            "1 validation error detected: Must specify the AttributesToGet or ProjectionExpression when choosing "
+            "to get SPECIFIC_ATTRIBUTES"
+        )
 
 
 def _check_start_key(schema: TableSchema, params: Mapping[str, Any]) -> None:
@@ -236,9 +252,11 @@ def _single(op: str, params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan,
         _check_update_targets(schema, params, parsed)
         plan.writes.append(Target(table, dict(params["Key"]), pk, transactional, check_only=op == "ConditionCheck"))
     elif op == "Query":
+        _check_select(params)
         pk = _query(schema, params, parsed)
         plan.reads.append((table, pk))
     elif op == "Scan":
+        _check_select(params)
         _index(schema, params)
     if params.get("ExclusiveStartKey") is not None:
         _check_start_key(schema, params)
