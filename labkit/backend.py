@@ -42,7 +42,7 @@ def _client_config(connect_timeout: float) -> Config:
     return Config(
         connect_timeout=connect_timeout,
         read_timeout=30,
-        retries={"mode": "standard", "max_attempts": 3},
+        retries={"mode": "standard", "total_max_attempts": C.SDK_ATTEMPTS},
         max_pool_connections=64,
     )
 

@@ -41,6 +41,9 @@ DATA_PLANE_OPERATIONS: Final = (
 #: The data-plane operations that only read items, and those that write them.
 READ_OPERATIONS: Final = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"})
 WRITE_OPERATIONS: Final = frozenset(DATA_PLANE_OPERATIONS) - READ_OPERATIONS
+#: Attempts a labkit client makes per call: 1 call + 2 retries (botocore's ``standard`` retry mode's own
+#: default; ``total_max_attempts`` counts the first call, botocore's older ``max_attempts`` does not).
+SDK_ATTEMPTS: Final = 3
 #: How long DynamoDB remembers a ClientRequestToken.
 CLIENT_REQUEST_TOKEN_TTL_SECONDS: Final = 600
 #: Longest ClientRequestToken DynamoDB accepts.

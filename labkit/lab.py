@@ -10,7 +10,12 @@ from importlib.metadata import PackageNotFoundError, version
 
 from . import constants as C
 from .backend import Connection, connect
+from .errors import ConfigurationError
+from .faults.control import control
 from .table import ensure_table, reset_table
+
+#: Endpoint URL -> whether it answers labkit's control operations (asked once per process).
+_ENGINES: dict[str, bool] = {}
 
 
 def versions() -> dict[str, str]:
@@ -39,4 +44,41 @@ def setup_lab(lesson: str, *, backend: str | None = None, quiet: bool = False) -
     return conn
 
 
-__all__ = ["setup_lab", "versions"]
+def has_engine(conn: Connection) -> bool:
+    """True when ``conn`` reaches labkit's own engine with its defaults (profile ``labkit``: the partition
+    throttle, fault rules, held transactions, the ``Labkit.*`` controls) — the embedded endpoint. Not
+    DynamoDB Local, AWS, or ``labkit serve --profile dynamodb-local``."""
+    url = conn.endpoint_url
+    if conn.backend != "embedded" or not url:
+        return False
+    if url not in _ENGINES:
+        try:
+            control(url, "GetFaults", {})
+            _ENGINES[url] = True
+        except (ConfigurationError, OSError):
+            _ENGINES[url] = False
+    return _ENGINES[url]
+
+
+def where(conn: Connection) -> str:
+    """The backend in words, for a lesson's messages: "DynamoDB Local (LABKIT_BACKEND=local)", ..."""
+    named = {"local": "DynamoDB Local (LABKIT_BACKEND=local)", "aws": "AWS (LABKIT_BACKEND=aws)"}
+    return named.get(conn.backend, f"the endpoint at {conn.endpoint_url}")
+
+
+def engine_available(conn: Connection, skip_reason: str) -> bool:
+    """Whether a lesson's cell can use labkit's engine (:func:`has_engine`); if not, print why it skips::
+
+        if engine_available(conn, "its throttling comes from labkit's partition model"):
+            assert hot.throttled > 0
+
+    prints, on DynamoDB Local, ``skipped on DynamoDB Local (LABKIT_BACKEND=local): its throttling comes
+    from labkit's partition model``. On the embedded endpoint it prints nothing.
+    """
+    if has_engine(conn):
+        return True
+    print(f"skipped on {where(conn)}: {skip_reason}")
+    return False
+
+
+__all__ = ["engine_available", "has_engine", "setup_lab", "versions", "where"]

@@ -114,3 +114,22 @@ def test_new_client__each_call__returns_a_distinct_client(conn: Connection) -> N
     """Fresh clients on demand, one per thread, as boto3 advises."""
     assert conn.new_client() is not conn.new_client()
     assert conn.client is conn.client
+
+
+def test_new_client__throttled_every_time__3_attempts_1_call_and_2_retries() -> None:
+    """A labkit client makes 3 attempts per call (botocore's standard mode: 1 call + 2 retries), as the lessons say."""
+    from botocore.exceptions import ClientError
+
+    from labkit.embedded import start_endpoint
+    from labkit.faults import FaultRules
+
+    rules = FaultRules.parse([{"operation": "GetItem", "error": "ProvisionedThroughputExceededException"}])
+    with start_endpoint(faults=rules) as endpoint:
+        private = labkit.connect(endpoint_url=endpoint.url, table_name="labkit-retries", probe=False)
+        labkit.ensure_table(private)
+        client = private.new_client()
+        with pytest.raises(ClientError) as info:
+            client.get_item(TableName="labkit-retries", Key={"PK": {"S": "x"}, "SK": {"S": "y"}})
+    assert info.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
+    assert info.value.response["ResponseMetadata"]["RetryAttempts"] == 2
+    assert client.meta.config.retries == {"mode": "standard", "total_max_attempts": 3}  # type: ignore[attr-defined]

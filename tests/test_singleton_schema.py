@@ -25,6 +25,18 @@ def test_schema__bool_flag__rejects_int_and_int_flag_rejects_bool() -> None:
     assert DEFAULT_SCHEMA.validate({"rate_limit_per_minute": 120}) == {"rate_limit_per_minute": 120}
 
 
+def test_schema__wrong_type__message_names_the_type_with_its_article() -> None:
+    """The type comes with its article ("takes an int", "takes a bool"), never "a int"."""
+    with pytest.raises(
+        FlagTypeError, match=r"'rate_limit_per_minute' takes an int, got bool True; nothing was written"
+    ):
+        DEFAULT_SCHEMA.validate({"rate_limit_per_minute": True})
+    with pytest.raises(FlagTypeError, match=r"'signup_enabled' takes a bool, got int 1"):
+        DEFAULT_SCHEMA.validate({"signup_enabled": 1})
+    with pytest.raises(FlagTypeError, match=r"safe_default 'x' is not an int$"):
+        Flag("a", int, "x")
+
+
 def test_schema__reserved_or_duplicate_names__refused() -> None:
     """A flag may not be called PK, SK or version, nor be declared twice."""
     with pytest.raises(ValidationError, match="reserved"):

@@ -322,6 +322,15 @@ def test_set_flags__rival_writes_before_every_attempt__retries_exhausted(
     assert item is not None and (item["signup_enabled"], item["version"]) == (False, 5)
 
 
+def test_set_flags__one_attempt_lost__message_says_1_attempt(tconn: Connection) -> None:
+    """max_attempts=1: "after 1 attempt:" (singular), then what to do next."""
+    store = FlagStore(tconn.new_client(), tconn.table_name, max_attempts=1, sleep=no_sleep)
+    store.create()
+    competing_writer(store, FlagStore(tconn.new_client(), tconn.table_name))
+    with pytest.raises(RetriesExhausted, match=r"after 1 attempt: another writer changed the settings item"):
+        store.set_flags(signup_enabled=True)
+
+
 def test_set_flags__rival_writes_once__retry_succeeds_and_keeps_both(tconn: Connection) -> None:
     """One conflict, one re-read and retry: the rival's change and ours are both in the item."""
     store = FlagStore(tconn.new_client(), tconn.table_name, sleep=no_sleep)

@@ -46,3 +46,26 @@ def test_check_fields__bad_composite__raises_validation_error(fields: dict[Any, 
     """A composite needs two or more different, allowed attribute names and its own namespace."""
     with pytest.raises(ValidationError, match=message):
         u.check_fields(fields)
+
+
+def test_equals_params__values_and_a_missing_one__readable_placeholders_as_written_by_hand() -> None:
+    """``#email = :email AND attribute_not_exists(#tenant)``, led by ``first``; names and typed values."""
+    from labkit.uniqueness.keys import equals_params
+
+    assert equals_params({"email": "ada@x.io", "tenant": None}, first="attribute_exists(PK)") == {
+        "ConditionExpression": "attribute_exists(PK) AND #email = :email AND attribute_not_exists(#tenant)",
+        "ExpressionAttributeNames": {"#email": "email", "#tenant": "tenant"},
+        "ExpressionAttributeValues": {":email": {"S": "ada@x.io"}},
+    }
+    assert equals_params({}, first="attribute_exists(PK)") == {"ConditionExpression": "attribute_exists(PK)"}
+
+
+def test_placeholder__other_characters_and_clashes__still_valid_and_distinct() -> None:
+    """DynamoDB placeholders are letters, digits and _; a name that maps onto a taken one gets a number."""
+    from labkit.uniqueness.keys import equals_params, placeholder
+
+    assert placeholder("#", "e-mail", {}) == "#e_mail"
+    assert placeholder("#", "e-mail", {"#e_mail": 1}) == "#e_mail1"
+    both = equals_params({"e-mail": "a@x.io", "e_mail": "b@x.io"})
+    assert both["ConditionExpression"] == "#e_mail = :e_mail AND #e_mail1 = :e_mail1"
+    assert both["ExpressionAttributeNames"] == {"#e_mail": "e-mail", "#e_mail1": "e_mail"}

@@ -30,16 +30,22 @@ class Flag:
         if self.name in RESERVED_NAMES or not self.name:
             raise ValidationError(f"flag name {self.name!r} is reserved; choose another name")
         if not _is_type(self.safe_default, self.type):
-            raise FlagTypeError(f"flag {self.name!r}: safe_default {self.safe_default!r} is not a {self.type.__name__}")
+            raise FlagTypeError(f"flag {self.name!r}: safe_default {self.safe_default!r} is not {a_type(self.type)}")
 
     def check(self, value: object) -> bool | int | str:
         """Return ``value`` if it has this flag's type; else raise :class:`FlagTypeError`."""
         if not _is_type(value, self.type):
             raise FlagTypeError(
-                f"flag {self.name!r} takes a {self.type.__name__}, got {type(value).__name__} "
+                f"flag {self.name!r} takes {a_type(self.type)}, got {type(value).__name__} "
                 f"{value!r}; nothing was written. Pass e.g. {self.name}={self.safe_default!r}."
             )
         return value  # type: ignore[return-value]
+
+
+def a_type(kind: type) -> str:
+    """A flag type with its article, for messages: ``a bool``, ``an int``, ``a str``."""
+    name = kind.__name__
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
 
 
 def _is_type(value: object, kind: FlagType) -> bool:
@@ -100,8 +106,7 @@ class FlagSchema:
                 flags[name] = value
             else:
                 notes.append(
-                    f"{name!r} holds {value!r}, not a {flag.type.__name__}; "
-                    f"using its safe default {flag.safe_default!r}"
+                    f"{name!r} holds {value!r}, not {a_type(flag.type)}; using its safe default {flag.safe_default!r}"
                 )
         return flags, notes
 
@@ -124,4 +129,4 @@ def version_of(stored: Mapping[str, Any]) -> int | None:
     return int(v) if isinstance(v, Decimal | int) and not isinstance(v, bool) else None
 
 
-__all__ = ["DEFAULT_SCHEMA", "RESERVED_NAMES", "VERSION_ATTR", "Flag", "FlagSchema", "FlagType", "version_of"]
+__all__ = ["DEFAULT_SCHEMA", "RESERVED_NAMES", "VERSION_ATTR", "Flag", "FlagSchema", "FlagType", "a_type", "version_of"]

@@ -36,7 +36,7 @@ from ..validation import check_int, check_non_negative
 from .cache import FlagCache, exponential_jitter
 from .guards import LostAnswer, SentWrite, check_size, root_cause
 from .results import FlagRead, UpdateResult
-from .schema import DEFAULT_SCHEMA, VERSION_ATTR, FlagSchema, version_of
+from .schema import DEFAULT_SCHEMA, VERSION_ATTR, FlagSchema, a_type, version_of
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -274,8 +274,8 @@ class FlagStore:
         if sent is not None:
             raise self._unknown(what) from root_cause(last)
         raise RetriesExhausted(
-            f"gave up changing {what} after {self.max_attempts} attempts: another writer "
-            "changed the settings item every time; nothing of this change was written. "
+            f"gave up changing {what} after {self.max_attempts} attempt{'' if self.max_attempts == 1 else 's'}: "
+            "another writer changed the settings item every time; nothing of this change was written. "
             "Retry later, or raise max_attempts.",
             self.max_attempts,
         ) from root_cause(last)
@@ -382,7 +382,7 @@ class FlagStore:
         flag = self.schema[name]
         if flag.type is not bool:
             raise FlagTypeError(
-                f"toggle works on bool flags; {name!r} is a {flag.type.__name__}. Use set_flags() instead."
+                f"toggle works on bool flags; {name!r} is {a_type(flag.type)}. Use set_flags() instead."
             )
         flag.check(value)
         flag.check(expected)

@@ -129,6 +129,41 @@ def spec_of(fields: Mapping[FieldSpec, str], name: str) -> FieldSpec:
     return next(spec for spec in fields if label(spec) == name)
 
 
+def placeholder(prefix: str, name: str, taken: Mapping[str, Any]) -> str:
+    """A readable placeholder for ``name`` (``#email``, ``:new_email``) not yet in ``taken``; other
+    characters than letters, digits and ``_`` become ``_``, a clash gets a number."""
+    base = prefix + re.sub(r"[^A-Za-z0-9_]", "_", name)
+    tag, n = base, 1
+    while tag in taken:
+        tag, n = f"{base}{n}", n + 1
+    return tag
+
+
+def equals_params(values: Mapping[str, str | None], *, first: str = "") -> dict[str, Any]:
+    """``#email = :email AND attribute_not_exists(#tenant)``: each attribute holds its value (None: has
+    none), with one readable placeholder per name and value — the condition a person writes by hand,
+    so notebook 02's plain boto3 recipes are the very requests labkit sends. ``first`` (e.g.
+    ``attribute_exists(PK)``) leads the expression."""
+    parts = [first] if first else []
+    names: dict[str, str] = {}
+    typed: dict[str, Any] = {}
+    for attribute, value in values.items():
+        name = placeholder("#", attribute, names)
+        names[name] = attribute
+        if value is None:
+            parts.append(f"attribute_not_exists({name})")
+        else:
+            tag = placeholder(":", attribute, typed)
+            typed[tag] = {"S": value}
+            parts.append(f"{name} = {tag}")
+    out: dict[str, Any] = {"ConditionExpression": " AND ".join(parts)}
+    if names:
+        out["ExpressionAttributeNames"] = names
+    if typed:
+        out["ExpressionAttributeValues"] = typed
+    return out
+
+
 def condition_params(cond: ConditionBase) -> dict[str, Any]:
     """``ConditionExpression`` and its typed placeholders, to spread into one transaction action."""
     built = ConditionExpressionBuilder().build_expression(cond)
@@ -220,6 +255,7 @@ __all__ = [
     "check_key_length",
     "check_token",
     "condition_params",
+    "equals_params",
     "field_value",
     "holds",
     "join_parts",
@@ -228,6 +264,7 @@ __all__ = [
     "marker_key",
     "namespace_for",
     "parts_of",
+    "placeholder",
     "spec_of",
     "split_parts",
 ]

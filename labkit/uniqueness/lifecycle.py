@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.conditions import Attr, ConditionBase
-
 from ..codec import from_wire, to_wire
 from ..errors import NotFound
 from .keys import (
@@ -20,12 +18,13 @@ from .keys import (
     check_fields,
     check_key_length,
     check_token,
-    condition_params,
+    equals_params,
     field_value,
     label,
     marker_item,
     marker_key,
     namespace_for,
+    placeholder,
 )
 from .normalise import normalise_value
 from .reasons import Slot, named_errors
@@ -96,7 +95,7 @@ def _prepare_change(
     after = {**account, field_name: value}
     actions: list[dict[str, Any]] = []
     slots: list[Slot] = []
-    guard: ConditionBase = Attr(field_name).eq(old) if old is not None else Attr(field_name).not_exists()
+    guarded: dict[str, str | None] = {field_name: None if old is None else str(old)}
     for spec in check_field(field_name, fields):
         name, namespace = label(spec), fields[spec]
         new_v, old_v = field_value(spec, after), field_value(spec, account)
@@ -109,27 +108,21 @@ def _prepare_change(
             )
             slots.append(Slot("claim", f"new {name} marker", name, new_v))
         if old_v is not None:
-            owned = condition_params(Attr("owner").eq(account_id))
+            owned = equals_params({"owner": account_id})
             actions.append({"Delete": {"TableName": table, "Key": to_wire(marker_key(namespace, old_v)), **owned}})
             slots.append(Slot("release", f"the old {name} marker {old_v!r} owned by {account_id}"))
         for other in (a for a in spec if a != field_name and not isinstance(spec, str)):
-            guard = guard & (Attr(other).eq(account[other]) if other in account else Attr(other).not_exists())
-    cond = condition_params(guard)
+            guarded.setdefault(other, str(account[other]) if other in account else None)
+    update = equals_params(guarded)
+    new_tag = placeholder(":new_", field_name, update.get("ExpressionAttributeValues", {}))
     actions.append(
         {
             "Update": {
                 "TableName": table,
                 "Key": to_wire(account_key(account_id)),
-                "UpdateExpression": "SET #new_field = :new_value",
-                "ConditionExpression": cond["ConditionExpression"],
-                "ExpressionAttributeNames": {
-                    **cond["ExpressionAttributeNames"],
-                    "#new_field": field_name,
-                },
-                "ExpressionAttributeValues": {
-                    **cond.get("ExpressionAttributeValues", {}),
-                    ":new_value": {"S": value},
-                },
+                "UpdateExpression": f"SET {placeholder('#', field_name, {})} = {new_tag}",
+                **update,
+                "ExpressionAttributeValues": {**update.get("ExpressionAttributeValues", {}), new_tag: {"S": value}},
             }
         }
     )
@@ -187,18 +180,8 @@ def _prepare_delete(
 ) -> Prepared[dict[str, Any]]:
     account = require_account(client, table, account_id)
     held = {f: str(account[f]) for f in attributes(fields) if f in account}
-    guard: ConditionBase = Attr("PK").exists()
-    for f, v in held.items():
-        guard = guard & Attr(f).eq(v)
-    actions: list[dict[str, Any]] = [
-        {
-            "Delete": {
-                "TableName": table,
-                "Key": to_wire(account_key(account_id)),
-                **condition_params(guard),
-            }
-        }
-    ]
+    guard = equals_params(dict(held), first="attribute_exists(PK)")
+    actions: list[dict[str, Any]] = [{"Delete": {"TableName": table, "Key": to_wire(account_key(account_id)), **guard}}]
     slots = [Slot("guard", f"account {account_id} with {held}")]
     for spec, namespace in fields.items():
         marker_value = field_value(spec, held)
@@ -209,7 +192,7 @@ def _prepare_delete(
                 "Delete": {
                     "TableName": table,
                     "Key": to_wire(marker_key(namespace, marker_value)),
-                    **condition_params(Attr("owner").eq(account_id)),
+                    **equals_params({"owner": account_id}),
                 }
             }
         )
