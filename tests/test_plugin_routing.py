@@ -55,22 +55,28 @@ def run_pytest_in(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_empty_folder_no_aws_variables__resource_and_pynamodb_races_found_and_fixes_pass(tmp_path: Path) -> None:
-    """docs/ci.md's cart (module-level boto3 resource) and wallet (PynamoDB, no host) tests, as written."""
+    """docs/ci.md's cart (module-level boto3 resource), wallet (PynamoDB, no host) and sign-up (faults) tests."""
     folder = tmp_path / "team"
     (folder / "tests").mkdir(parents=True)
-    for name in ("test_cart_races.py", "test_wallet_races.py"):
+    for name in ("test_cart_races.py", "test_wallet_races.py", "test_sign_up_retries.py"):
         (folder / "tests" / name).write_text(doc_block(f"# tests/{name}"))
     as_written = run_pytest_in(folder, "-q")
     assert as_written.returncode == 0, as_written.stdout + as_written.stderr
-    assert "2 passed, 2 xfailed" in as_written.stdout
+    assert "3 passed, 3 xfailed" in as_written.stdout
     # without the xfail marks: the read-modify-write versions fail with a replayable order
     found = run_pytest_in(folder, "-q", "--runxfail")
     out = found.stdout
     assert found.returncode == 1, out + found.stderr
-    assert "2 failed, 2 passed" in out
+    assert "3 failed, 3 passed" in out
     assert re.search(r"FAILED after \d+ run\(s\) \(exhaustive\): the cart holds [12] items, expected 3", out)
     assert re.search(r"FAILED after \d+ run\(s\) \(exhaustive\): balance (10|20), expected 30", out)
     assert len(re.findall(r"replay: run_interleaving\(actors, '[AB] [AB] [AB] [AB]', conn=conn\)", out)) == 2
+    assert re.search(
+        r"FAILED after 3 run\(s\) \(exhaustive\) in 'A B A' with A1: lose-response: sign-ups answered "
+        r"\[\('A', 'email taken'\), \('B', 'created'\)\]",
+        out,
+    )
+    assert re.search(r"replay: run_interleaving\(actors, 'A B A', conn=conn, faults=\['A1: lose-response'\]\)", out)
     assert (
         "test_two_tabs_add_to_one_cart__both_adds_land[add_to_cart] PASSED"
         in run_pytest_in(folder, "-v", "-k", "add_to_cart and not read").stdout
