@@ -123,17 +123,23 @@ def test_team_client_with_sdk_retries__lost_answer_of_a_conditional_put__the_sdk
     tconn: Connection,
 ) -> None:
     """A team's own client: the lost answer meets botocore's resend, as in production — not idempotent for a Put."""
-    users = boto3.session.Session().resource(
-        "dynamodb",
-        endpoint_url=tconn.endpoint_url,
-        region_name=tconn.region,
-        aws_access_key_id=C.LOCAL_ACCESS_KEY,
-        aws_secret_access_key=C.LOCAL_SECRET_KEY,
-    ).Table(tconn.table_name)
+    users = (
+        boto3.session.Session()
+        .resource(
+            "dynamodb",
+            endpoint_url=tconn.endpoint_url,
+            region_name=tconn.region,
+            aws_access_key_id=C.LOCAL_ACCESS_KEY,
+            aws_secret_access_key=C.LOCAL_SECRET_KEY,
+        )
+        .Table(tconn.table_name)
+    )
 
     def claim(email: str) -> str:
         try:
-            users.put_item(Item={"PK": f"EMAIL#{email}", "SK": "MARKER"}, ConditionExpression="attribute_not_exists(PK)")
+            users.put_item(
+                Item={"PK": f"EMAIL#{email}", "SK": "MARKER"}, ConditionExpression="attribute_not_exists(PK)"
+            )
             return "created"
         except ClientError as exc:
             if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
