@@ -54,17 +54,20 @@ def run_pytest_in(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_empty_folder_no_aws_variables__resource_and_pynamodb_races_found_and_fixes_pass(tmp_path: Path) -> None:
-    """docs/ci.md's cart (module-level boto3 resource), wallet (PynamoDB, no host) and sign-up (faults) tests."""
+def team_folder(tmp_path: Path) -> Path:
+    """An empty folder holding only docs/ci.md's three example test modules."""
     folder = tmp_path / "team"
     (folder / "tests").mkdir(parents=True)
     for name in ("test_cart_races.py", "test_wallet_races.py", "test_sign_up_retries.py"):
         (folder / "tests" / name).write_text(doc_block(f"# tests/{name}"))
-    as_written = run_pytest_in(folder, "-q")
-    assert as_written.returncode == 0, as_written.stdout + as_written.stderr
-    assert "3 passed, 3 xfailed" in as_written.stdout
-    # without the xfail marks: the read-modify-write versions fail with a replayable order
-    found = run_pytest_in(folder, "-q", "--runxfail")
+    return folder
+
+
+def test_empty_folder_no_aws_variables__resource_and_pynamodb_races_found_and_fixes_pass(tmp_path: Path) -> None:
+    """docs/ci.md's cart (module-level boto3 resource), wallet (PynamoDB, no host) and sign-up (faults)
+    tests, their xfail marks off: the read-modify-write and new-token versions fail with a replayable
+    order (and fault), the ADD, versioned and pinned-token versions pass."""
+    found = run_pytest_in(team_folder(tmp_path), "-q", "--runxfail")
     out = found.stdout
     assert found.returncode == 1, out + found.stderr
     assert "3 failed, 3 passed" in out
@@ -77,10 +80,14 @@ def test_empty_folder_no_aws_variables__resource_and_pynamodb_races_found_and_fi
         out,
     )
     assert re.search(r"replay: run_interleaving\(actors, 'A B A', conn=conn, faults=\['A1: lose-response'\]\)", out)
-    assert (
-        "test_two_tabs_add_to_one_cart__both_adds_land[add_to_cart] PASSED"
-        in run_pytest_in(folder, "-v", "-k", "add_to_cart and not read").stdout
-    )
+
+
+@pytest.mark.slow
+def test_empty_folder__docs_examples_as_written__pass_with_the_races_as_xfail(tmp_path: Path) -> None:
+    """Copied as they stand in docs/ci.md (xfail marks on the broken versions), the examples pass."""
+    as_written = run_pytest_in(team_folder(tmp_path), "-q", "-rx")
+    assert as_written.returncode == 0, as_written.stdout + as_written.stderr
+    assert "3 passed, 3 xfailed" in as_written.stdout
 
 
 def test_run_that_never_touches_dynamodb__builds_no_engine(tmp_path: Path) -> None:
@@ -165,6 +172,22 @@ def test_routing__aws_backend__changes_nothing(inner: pytest.Pytester, monkeypat
     monkeypatch.delenv(ENV_ROUTED, raising=False)
     inner.makepyfile(test_x="import os\ndef test_x():\n    assert 'AWS_ENDPOINT_URL_DYNAMODB' not in os.environ\n")
     run(inner, "--labkit-backend", "aws").assert_outcomes(passed=1)
+
+
+def test_routing__backend_url__every_client_goes_there(inner: pytest.Pytester, conn: Connection) -> None:
+    """--labkit-backend http://...: clients created without an endpoint (a module-level resource) go to it."""
+    inner.makepyfile(
+        test_url=f"""
+        import os, boto3
+        table = boto3.resource("dynamodb").Table("t")
+
+        def test_url(labkit_conn):
+            assert os.environ["AWS_ENDPOINT_URL_DYNAMODB"] == "{conn.endpoint_url}"
+            assert table.meta.client.meta.endpoint_url == "{conn.endpoint_url}"
+            assert labkit_conn.endpoint_url == "{conn.endpoint_url}"
+        """
+    )
+    run(inner, "--labkit-backend", str(conn.endpoint_url)).assert_outcomes(passed=1)
 
 
 def test_routing__endpoint_already_configured__followed_not_overridden(

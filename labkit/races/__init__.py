@@ -36,7 +36,8 @@ point and the thread -> actor binding), ``gate`` (what a run does with a call: h
 order), ``stress`` (threads/processes, sweeps); then :func:`explore`: ``calls`` (an explored run's
 calls, conflicts, and the ``OrderRunner`` protocol), ``runner`` (the one place an explored order
 runs) and ``strategies`` (exhaustive, DPOR, PCT) — the last two never import each other — and
-``explore`` (picks a strategy, builds the verdict). The race lab imports no lesson; lessons import
+``scenarios`` (the faults explore places at each call point) and ``explore`` (picks a strategy,
+builds the verdict). The race lab imports no lesson; lessons import
 nothing from here.
 """
 
