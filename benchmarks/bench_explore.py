@@ -18,14 +18,25 @@ Invariant for all: the counter equals the number of actors whose update landed (
 Exhaustive search would run every order of the 9 calls: 9! / (3! 3! 3!) = 1,680.
 Prints, per strategy, the runs needed (to find the lost update, or to prove the fix) and the
 ratio to exhaustive search; the counterexample's replay is checked.
+
+Then the cost of faults (``explore(..., faults=["lose-response", "transaction-conflict"])``: each
+order also with one fault at each call point), runs needed with and without them:
+
+* the 3 x 3 lost update and ADD (3 x 2 calls), invariant "every update an actor audited is in the counter"
+  (a lost answer may apply an update nobody audited; a conflict applies nothing);
+* the sign-up retry: two sign-ups (one TransactWriteItems each) that retry a lost answer with a
+  new ClientRequestToken (found only with faults) or the same one (passes).
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
+
+from botocore.exceptions import ClientError, ReadTimeoutError
 
 import labkit
 from labkit.races import Interleaving, explore, run_interleaving
@@ -158,6 +169,77 @@ def main() -> None:
                 except AssertionError:
                     again = "fails again"
                 print(f"{'':<26}counterexample {result.counterexample!r}: replay follows it: {same}; invariant {again}")
+
+    def audited_landed(res: Interleaving) -> None:
+        n = read(conn.client)[0]
+        audits = conn.client.scan(
+            TableName=table,
+            ConsistentRead=True,
+            Select="COUNT",
+            FilterExpression="begins_with(PK, :a)",
+            ExpressionAttributeValues={":a": {"S": "AUDIT#"}},
+        )["Count"]
+        assert n >= audits, f"the counter is {n} but {audits} updates were audited: an update was lost"
+
+    def sign_up(pin: bool, who: str) -> Callable[[Any], str]:
+        def actor(client: Any) -> str:
+            items = [
+                {
+                    "Put": {
+                        "TableName": table,
+                        "Item": {"PK": {"S": pk}, "SK": {"S": "S"}},
+                        "ConditionExpression": "attribute_not_exists(PK)",
+                    }
+                }
+                for pk in (f"USER#{who}", f"EMAIL#{who}@example.com")
+            ]
+            token = str(uuid.uuid4())
+            for _ in range(3):
+                try:
+                    client.transact_write_items(TransactItems=items, ClientRequestToken=token)
+                    return "created"
+                except ReadTimeoutError:
+                    pass
+                except ClientError as exc:
+                    if "TransactionConflict" not in str(exc):
+                        return "taken"
+                if not pin:
+                    token = str(uuid.uuid4())
+            return "gave up"
+
+        return actor
+
+    def created(res: Interleaving) -> None:
+        assert set(res.results.values()) == {"created"}, f"answers {sorted(res.results.items())}"
+
+    faults = ["lose-response", "transaction-conflict"]
+    print(f"\nfaults: {faults} at every call point (no fault first), budget {args.budget:,}\n")
+    print(f"{'function':<26}{'faults':<8}{'strategy':<12}{'verdict':<8}{'runs':>6}{'seconds':>9}  guarantee")
+    cases: list[tuple[str, dict[str, Any], Callable[[Interleaving], None]]] = [
+        ("lost update (3 x 3 calls)", {n: lost_update(n) for n in ACTORS}, audited_landed),
+        ("ADD (3 x 2 calls)", {n: add(n) for n in ACTORS}, audited_landed),
+        ("sign-up, new token", {n: sign_up(False, n.lower()) for n in ("A", "B")}, created),
+        ("sign-up, pinned token", {n: sign_up(True, n.lower()) for n in ("A", "B")}, created),
+    ]
+    for label, actors, judge in cases:
+        for with_faults in (False, True):
+            t0 = time.perf_counter()
+            result = explore(
+                actors,
+                conn=conn,
+                setup=setup,
+                invariant=judge,
+                budget=args.budget,
+                seed=args.seed,
+                faults=faults if with_faults else None,
+            )
+            elapsed = time.perf_counter() - t0
+            verdict = "pass" if result.passed else "FAIL"
+            found = f"; found {result.scenario}" if not result.passed else ""
+            print(
+                f"{label:<26}{'yes' if with_faults else 'no':<8}{result.strategy:<12}{verdict:<8}"
+                f"{result.runs:>6}{elapsed:>9.1f}  {result.guarantee}{found}"
+            )
     labkit.delete_table(conn)
 
 

@@ -76,6 +76,8 @@ class Connection:
             kwargs["aws_access_key_id"] = C.LOCAL_ACCESS_KEY
             kwargs["aws_secret_access_key"] = C.LOCAL_SECRET_KEY
         cfg = _client_config(connect_timeout=2 if self.is_local else 10)
+        if self.backend == "aws":  # real DynamoDB, whatever AWS_ENDPOINT_URL_DYNAMODB says (the pytest plugin's)
+            cfg = cfg.merge(Config(ignore_configured_endpoint_urls=True))  # type: ignore[call-arg]  # stubs lag
         if config:
             cfg = cfg.merge(Config(**config))
         with self._lock:  # boto3 sessions are not thread-safe; creating clients is serialised

@@ -25,13 +25,16 @@ Every endpoint listens on 127.0.0.1 only (:class:`labkit.endpoint.EmbeddedEndpoi
 
 from __future__ import annotations
 
+import contextlib
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from . import constants as C
-from .endpoint import LOOPBACK, Control, DynamoEngine, EmbeddedEndpoint
+from .endpoint import LOOPBACK, Control, DynamoEngine, EmbeddedEndpoint, bind_loopback
 from .errors import ConfigurationError, ValidationError
 from .faults.injector import FaultInjector, fault_controls
 from .faults.rules import FaultRules
@@ -98,38 +101,97 @@ def start_endpoint(
     host: str = LOOPBACK,
     body_timeout: float = C.REQUEST_BODY_TIMEOUT_SECONDS,
     keep_alive: float = C.IDLE_KEEP_ALIVE_SECONDS,
+    sock: socket.socket | None = None,
 ) -> EmbeddedEndpoint:
     """A started endpoint on ``host:port`` (port 0: any free port) serving ``engine``, or a new
     engine of ``profile`` (:func:`build_engine`). ``with start_endpoint() as ep:`` stops it after.
+    ``sock``: serve on this listening socket (``bind_loopback``) instead of binding one.
     """
     if engine is None:
         engine = build_engine(profile, clock=clock, faults=faults)
     elif profile != LABKIT or faults is not None or clock is not time.monotonic:
         raise ConfigurationError("pass either engine=... or the options to build one (profile, clock, faults)")
-    endpoint = EmbeddedEndpoint(port, engine, host=host, body_timeout=body_timeout, keep_alive=keep_alive)
+    endpoint = EmbeddedEndpoint(port, engine, host=host, body_timeout=body_timeout, keep_alive=keep_alive, sock=sock)
     return endpoint.start()
 
 
+class Reservation:
+    """A port bound for the shared endpoint before it runs (:func:`reserve_shared_endpoint`).
+
+    Its URL is known at once; the engine is built and served on that socket at the first
+    connection to it (a waiting thread sees it) or at the first :func:`shared_endpoint` call,
+    whichever comes first. A process that never talks to DynamoDB never builds one.
+    """
+
+    def __init__(self) -> None:
+        self.sock = bind_loopback(LOOPBACK, 0)
+        self.url = f"http://{LOOPBACK}:{self.sock.getsockname()[1]}"
+        self._wake, self._waker = socket.socketpair()
+        self._thread = threading.Thread(target=self._wait, name="labkit-endpoint-reserved", daemon=True)
+        self._thread.start()
+
+    def _wait(self) -> None:
+        try:
+            ready, _, _ = select.select([self.sock, self._wake], [], [])
+        except (OSError, ValueError):  # closed under us: nothing to wait for
+            return
+        if self.sock in ready:
+            try:
+                shared_endpoint()  # serves this socket: the waiting connection is answered
+            except Exception:
+                self.sock.close()  # the client sees its connection closed, not a hang
+
+    def taken(self) -> None:
+        """The endpoint now serves the socket: stop waiting."""
+        with contextlib.suppress(OSError):
+            self._waker.send(b"x")
+
+
 _shared: EmbeddedEndpoint | None = None
+_reserved: Reservation | None = None
 _shared_lock = threading.Lock()
 
 
 def shared_endpoint() -> EmbeddedEndpoint:
-    """The process-wide endpoint (``labkit`` profile), started on first use: ``connect()``'s embedded backend."""
-    global _shared
+    """The process-wide endpoint (``labkit`` profile), started on first use: ``connect()``'s embedded backend.
+
+    It serves the reserved port when :func:`reserve_shared_endpoint` reserved one.
+    """
+    global _shared, _reserved
     with _shared_lock:
         if _shared is None or not _shared.running:
-            _shared = start_endpoint()
+            reserved, _reserved = _reserved, None
+            _shared = start_endpoint(sock=reserved.sock if reserved is not None else None)
+            if reserved is not None:
+                reserved.taken()
         return _shared
+
+
+def reserve_shared_endpoint() -> str:
+    """The URL the shared endpoint has (or will have): a port is bound now, the engine starts when used.
+
+    The pytest plugin needs the URL before conftest files and test modules are imported (their
+    clients read ``AWS_ENDPOINT_URL_DYNAMODB`` when created) and must not pay for an engine in a
+    run that never talks to DynamoDB.
+    """
+    global _reserved
+    with _shared_lock:
+        if _shared is not None and _shared.running:
+            return _shared.url
+        if _reserved is None:
+            _reserved = Reservation()
+        return _reserved.url
 
 
 __all__ = [
     "DYNAMODB_LOCAL",
     "LABKIT",
     "PROFILES",
+    "Reservation",
     "advance_clock",
     "build_engine",
     "labkit_controls",
+    "reserve_shared_endpoint",
     "shared_endpoint",
     "start_endpoint",
 ]

@@ -287,7 +287,10 @@ def test_explore__actor_exceeds_max_calls__race_error_says_raise_max_calls(tconn
         ),
         ({"actors": {"A": print}}, "explore needs at least two actors"),
         ({"actors": {"A": print, "B B": print}}, "actor name 'B B' must be a non-empty string without spaces"),
-        ({"actors": {"A": print, "B": 3}}, "actor 'B' is int, not a function of one DynamoDB client"),
+        (
+            {"actors": {"A": print, "B": 3}},
+            "actor 'B' is int, not a function of no arguments, or of one DynamoDB client",
+        ),
     ],
 )
 def test_explore__bad_arguments__raise_validation_error_before_any_run(

@@ -176,14 +176,16 @@ def test_race_fault__transaction_conflict__register_raises_transaction_conflict_
             U.submit(client, table, reg)
         except TransactionConflict as exc:
             assert exc.reasons == ({"Code": "None"}, {"Code": "None"}, CONFLICT)
+            # a call on another client from the actor's thread is still the actor's: a turn, recorded
             assert U.table_items(tconn.client, table).empty  # nothing was written
             U.submit(client, table, reg)
             return "retried"
         return "first try"
 
-    res = run_interleaving({"A": a}, "A A", conn=tconn, faults=["A1: transaction-conflict(2)"])
+    res = run_interleaving({"A": a}, "A A A", conn=tconn, faults=["A1: transaction-conflict(2)"])
     assert res.results == {"A": "retried"}
-    assert list(res.history["outcome"]) == ["TransactionCanceledException", "ok"]
+    assert list(res.history["operation"]) == ["TransactWriteItems", "Scan", "TransactWriteItems"]
+    assert list(res.history["outcome"]) == ["TransactionCanceledException", "ok", "ok"]
     assert U.audit(tconn.client, table).ok
 
 

@@ -191,7 +191,7 @@ def test_plugin__unknown_backend__usage_error_at_startup(inner: pytest.Pytester,
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [
-            f"*--labkit-backend: unknown labkit backend {value!r}; choose one of: embedded, local, aws, "
+            f"*--labkit-backend: unknown labkit backend {value!r}; choose one of: embedded, local, aws, none, "
             "or an http(s):// URL*",
         ]
     )

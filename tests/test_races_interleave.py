@@ -311,7 +311,7 @@ def test_run_interleaving__other_after_call_handler_raises__turn_still_passes_on
     ("actors", "timeout", "message"),
     [
         ({}, 1.0, "no actors given"),
-        ({"A": 42}, 1.0, "actor 'A' is int, not a function of one DynamoDB client"),
+        ({"A": 42}, 1.0, "actor 'A' is int, not a function of no arguments, or of one DynamoDB client"),
         ({"A B": print}, 1.0, "must be a non-empty string without spaces"),
         ({"A": print}, 0, "timeout must be a positive number"),
     ],

@@ -18,6 +18,15 @@ from __future__ import annotations
 
 from ..engine_hooks import Hook, Rejection, RequestInfo
 from .engine import Control, DynamoEngine
-from .server import LOOPBACK, EmbeddedEndpoint
+from .server import LOOPBACK, EmbeddedEndpoint, bind_loopback
 
-__all__ = ["LOOPBACK", "Control", "DynamoEngine", "EmbeddedEndpoint", "Hook", "Rejection", "RequestInfo"]
+__all__ = [
+    "LOOPBACK",
+    "Control",
+    "DynamoEngine",
+    "EmbeddedEndpoint",
+    "Hook",
+    "Rejection",
+    "RequestInfo",
+    "bind_loopback",
+]

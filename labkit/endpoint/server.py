@@ -142,7 +142,8 @@ def _protocol(timeout: float) -> Any:
     return _Protocol
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def bind_loopback(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host`` (127.0.0.1 only) and ``port`` (0: any free port)."""
     if host != LOOPBACK:
         raise ConfigurationError(
             f"labkit's endpoint listens on {LOOPBACK} only, not {host!r}: it has no "
@@ -180,7 +181,9 @@ class EmbeddedEndpoint:
         host: str = LOOPBACK,
         body_timeout: float = C.REQUEST_BODY_TIMEOUT_SECONDS,
         keep_alive: float = C.IDLE_KEEP_ALIVE_SECONDS,
+        sock: socket.socket | None = None,
     ) -> None:
+        """``sock``: serve on this listening socket (from :func:`bind_loopback`) instead of binding one."""
         if engine is None:
             raise ConfigurationError(
                 "EmbeddedEndpoint serves the engine it is given; pass engine=..., or call "
@@ -193,6 +196,7 @@ class EmbeddedEndpoint:
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
+        self._given = sock
         self.host = host
         self.port = 0
 
@@ -215,7 +219,10 @@ class EmbeddedEndpoint:
     def start(self, timeout: float = 10.0) -> EmbeddedEndpoint:
         import uvicorn
 
-        sock = self._socket = _bind(self.host, self._requested_port)
+        given, self._given = self._given, None
+        if given is not None and given.getsockname()[0] != LOOPBACK:
+            raise ConfigurationError(f"labkit's endpoint listens on {LOOPBACK} only, not {given.getsockname()[0]!r}")
+        sock = self._socket = given if given is not None else bind_loopback(self.host, self._requested_port)
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(
             _App(self.engine, self.body_timeout),
@@ -256,4 +263,4 @@ class EmbeddedEndpoint:
         self.stop()
 
 
-__all__ = ["LOOPBACK", "Engine", "EmbeddedEndpoint"]
+__all__ = ["LOOPBACK", "Engine", "EmbeddedEndpoint", "bind_loopback"]

@@ -182,14 +182,18 @@ class Trial:
         out.turns = len(res.history)
         self.guard(out.calls)
         self.check_raised(out)
-        if out.exc is None and out.turns == 0:
+        if out.exc is None and (out.turns == 0 or len(out.calls) < out.turns):
+            made = (
+                "made no DynamoDB call with the client it was given"
+                if not out.calls
+                else f"made {out.turns - len(out.calls)} of its {out.turns} DynamoDB calls on another client"
+            )
             raise Stop(
                 Finding(
                     "wrong-client",
-                    f"{person(actor)}'s call {call_text(args)} returned but made no DynamoDB call with "
-                    "the client it was given. Use the `client` and `table_name` parameters (not "
-                    "conn.client or a new boto3 client): the checker gives each concurrent caller its "
-                    "own client, which is how it forces the orders",
+                    f"{person(actor)}'s call {call_text(args)} returned but {made}. Use the `client` and "
+                    "`table_name` parameters (not conn.client or a new boto3 client): the checker gives "
+                    "each concurrent caller its own client, which is how it checks every call it makes",
                 )
             )
         return out

@@ -15,7 +15,6 @@ import itertools
 import json
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from botocore.awsrequest import AWSResponse, HTTPHeaders
@@ -56,7 +55,12 @@ _FAULT = "labkit_fault"
 
 
 class FaultPlan:
-    """Race-lab faults installed on gated clients. Made by :func:`plan_for`; close() when done."""
+    """Race-lab faults for one run. Made by :func:`plan_for`; close() when done.
+
+    The race lab's handlers (:mod:`labkit.races.intercept`) call :meth:`mark` as each of an
+    actor's calls gets its turn (any client the actor uses) and :meth:`send` as botocore is about
+    to send it; :func:`inject` hooks one client's events with the same two methods.
+    """
 
     def __init__(self, plan: Mapping[str, Mapping[int, Fault]]) -> None:
         self.plan = {a: dict(c) for a, c in plan.items()}
@@ -66,40 +70,50 @@ class FaultPlan:
         self._installed: list[tuple[Any, str, Callable[..., Any]]] = []
         self._lock = threading.Lock()
 
-    def install(self, probes: Mapping[str, Any]) -> FaultPlan:
-        """Hook each actor's client (``probes[actor].client``; ``.session`` is the race session)."""
-        for actor, probe in probes.items():
+    def mark(self, actor: str, context: dict[str, Any]) -> None:
+        """Count ``actor``'s call; if a fault is planned on it, mark the call's request context."""
+        if actor not in self.plan:
+            return
+        with self._lock:
+            n = self._calls[actor] = self._calls.get(actor, 0) + 1
+        fault = self.plan[actor].get(n)
+        if fault is not None:
+            context[_FAULT] = (actor, n, fault)
+            if isinstance(context.get(_CALL), dict):
+                context[_CALL]["injected"] = fault.label
+
+    def send(self, actor: str, client: Any, session: Any, request: Any) -> Any:
+        """As botocore sends a marked call (its first attempt): the fault acts; else None."""
+        found = (request.context or {}).get(_FAULT)
+        if found is None or client is None:
+            return None
+        return self._act(client, session, request, *found)
+
+    def install(self, clients: Mapping[str, Any]) -> FaultPlan:
+        """Hook each actor's own client (``clients[actor]``) directly: :func:`inject`'s way, no race lab."""
+        for actor, client in clients.items():
             if actor not in self.plan:
                 continue
-            events = probe.client.meta.events
+            events = client.meta.events
 
             def count(context: dict[str, Any], actor: str = actor, **_: Any) -> None:
-                with self._lock:
-                    n = self._calls[actor] = self._calls.get(actor, 0) + 1
-                fault = self.plan[actor].get(n)
-                if fault is not None:
-                    context[_FAULT] = (actor, n, fault)
-                    if isinstance(context.get(_CALL), dict):
-                        context[_CALL]["injected"] = fault.label
+                self.mark(actor, context)
 
-            def send(request: Any, probe: Any = probe, **_: Any) -> Any:
-                found = (request.context or {}).get(_FAULT)
-                if found is None:
-                    return None
-                return self._act(probe, request, *found)
+            def send(request: Any, actor: str = actor, client: Any = client, **_: Any) -> Any:
+                return self.send(actor, client, None, request)
 
             events.register("before-call.dynamodb", count)
             events.register("before-send.dynamodb", send)
             self._installed += [(events, "before-call.dynamodb", count), (events, "before-send.dynamodb", send)]
         return self
 
-    def _act(self, probe: Any, request: Any, actor: str, n: int, fault: Fault) -> Any:
+    def _act(self, client: Any, session: Any, request: Any, actor: str, n: int, fault: Fault) -> Any:
         request.context.pop(_FAULT, None)  # once per call: a botocore retry goes through
         operation = request.context.get(_CALL, {}).get("operation") or _target(request)
         params = _body(request)
         self.fired.append((actor, n, fault.label))
         if isinstance(fault, LoseResponse):
-            _send(probe.client, request)
+            _send(client, request)
             lost: Exception = (
                 ConnectionClosedError(endpoint_url=request.url)
                 if fault.error == "connection-closed"
@@ -113,13 +127,15 @@ class FaultPlan:
             return canned_response(request.url, rejection(fault.code, operation, params))
         if isinstance(fault, ServerError):
             if fault.applied:
-                _send(probe.client, request)
+                _send(client, request)
             return canned_response(request.url, rejection("InternalServerError", operation, params))
         if isinstance(fault, Hold):
-            return self._hold(probe, request, actor, operation, params)
+            return self._hold(client, session, request, actor, operation, params)
         raise RaceError(f"fault {fault!r} on {actor}{n} has no implementation")  # pragma: no cover
 
-    def _hold(self, probe: Any, request: Any, actor: str, operation: str, params: Mapping[str, Any]) -> None:
+    def _hold(
+        self, client: Any, session: Any, request: Any, actor: str, operation: str, params: Mapping[str, Any]
+    ) -> None:
         token = params.get("ClientRequestToken")
         if operation != "TransactWriteItems" or not token:
             raise RaceError(
@@ -129,13 +145,13 @@ class FaultPlan:
         url = request.url
         control(url, "HoldTransaction", {"ClientRequestToken": token})
         self._held.append((url, str(token)))
-        answer = _send(probe.client, request)  # the real request: the endpoint locks its items
+        answer = _send(client, request)  # the real request: the endpoint locks its items
         if HELD not in answer.text:
             raise RaceError(
                 f"hold on {actor}: the endpoint did not hold the transaction "
                 f"({answer.status_code}: {answer.text[:200]})"
             )
-        session, call = probe.session, request.context.get(_CALL)
+        call = request.context.get(_CALL)
         if session is not None and isinstance(call, dict) and "start" in call:
             prepared = {**call, "outcome": "held", "retries": 0, "injected": "hold"}
             session.after(actor, prepared)  # the prepare turn is done; others may go
@@ -163,12 +179,6 @@ def plan_for(spec: FaultSpec | None, order: Sequence[str], actors: Sequence[str]
     return FaultPlan(plan)
 
 
-@dataclass
-class _Lone:
-    client: Any
-    session: Any = None
-
-
 def inject(client: Any, faults: Mapping[int, Fault] | Sequence[str]) -> FaultPlan:
     """Faults on one client's calls outside the race lab: ``inject(c, ["1: lose-response"])``.
 
@@ -182,7 +192,7 @@ def inject(client: Any, faults: Mapping[int, Fault] | Sequence[str]) -> FaultPla
             "a hold needs turns to hold the transaction across: use it in "
             "run_interleaving(..., faults=['A1: hold']), not inject()"
         )
-    return FaultPlan(plan).install({"client": _Lone(client)})
+    return FaultPlan(plan).install({"client": client})
 
 
 def _target(request: Any) -> str:

@@ -1,7 +1,10 @@
 """The race lab: force an interleaving of DynamoDB calls, try every one, or just stress.
 
-A race is *forced*, not hoped for. Every actor gets its own botocore client, and
-labkit hooks that client's events:
+A race is *forced*, not hoped for. Each actor runs on its own thread, bound to it, and every
+DynamoDB call made on that thread — on a ``boto3.client``, a ``boto3.resource(...).Table(...)``,
+a PynamoDB model, a client created at import time, or on threads the actor starts — passes one
+interception point (``intercept``: botocore's client call, wrapped once per process), which hooks
+the client's events on first sight:
 
 ``before-call.dynamodb``
     the call waits until it is that actor's turn in the order (a
@@ -10,9 +13,14 @@ labkit hooks that client's events:
     the call is recorded in the history and the next turn is granted. The first
     fires for every answer, DynamoDB errors included; the second for connection errors.
 
-Gated clients have botocore's automatic retries off, so one turn is exactly one HTTP
-request; the retries an actor's own code makes are ordinary calls. Calls beyond
-the order run freely once the order is exhausted.
+An actor is ``fn(client)`` — it gets a fresh client with botocore's retries off, so one turn is
+exactly one HTTP request — or ``fn()``, using its own clients: their retries stay on, a turn is
+one API call with the SDK's retries inside it, and the history's ``retries`` column counts them.
+The retries an actor's own code makes are ordinary calls. Calls beyond the order run freely once
+the order is exhausted. Calls from threads bound to no actor (setup, the invariant, the test
+body) pass ungated. What cannot be gated is refused with :class:`~labkit.errors.RaceError`: a
+client for another endpoint than the lab's (nothing is sent), an aiobotocore call, a request that
+bypassed botocore's client call, a call from a thread an actor left running after its run.
 
 An actor that ends with a DynamoDB error (``ClientError`` or one of labkit's
 :data:`~labkit.errors.OUTCOME_ERRORS`, e.g. ``ConditionalCheckFailedException`` or
@@ -21,16 +29,15 @@ be followed — an unknown actor, an actor that returns or fails before taking a
 an actor that raises anything else, a turn not taken within ``timeout`` — raises
 :class:`~labkit.errors.RaceError` and never hangs.
 
-Actors must make their DynamoDB calls with the client they are given; calls made on
-any other client are neither gated nor recorded.
-
 Modules, lowest first: ``types`` (actor and op types), ``keys`` (call keys), ``history`` (the
-history frame and the checks on it: overwrites, lost updates), ``gate`` (hooks that record and hold
-calls), ``interleave`` (one forced order), ``orders`` (counting and enumerating orders; every
+history frame and the checks on it: overwrites, lost updates), ``intercept`` (the one interception
+point and the thread -> actor binding), ``gate`` (what a run does with a call: hold it, record it),
+``interleave`` (one forced order), ``orders`` (counting and enumerating orders; every
 order), ``stress`` (threads/processes, sweeps); then :func:`explore`: ``calls`` (an explored run's
 calls, conflicts, and the ``OrderRunner`` protocol), ``runner`` (the one place an explored order
 runs) and ``strategies`` (exhaustive, DPOR, PCT) — the last two never import each other — and
-``explore`` (picks a strategy, builds the verdict). The race lab imports no lesson; lessons import
+``scenarios`` (the faults explore places at each call point) and ``explore`` (picks a strategy,
+builds the verdict). The race lab imports no lesson; lessons import
 nothing from here.
 """
 

@@ -1,28 +1,27 @@
-"""Recording and gating: botocore event hooks that record each call and hold it for its turn."""
+"""Recording and gating: what a run does with each call its actors make (hold it for its turn, record it).
+
+The calls reach a session through :mod:`labkit.races.intercept` (one interception point every
+botocore client passes, and a thread -> actor binding); a session decides what happens to them.
+"""
 
 from __future__ import annotations
 
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
 from botocore.exceptions import ClientError
 
 from ..errors import OUTCOME_ERRORS, RaceError, error_code
-from .keys import call_key
 
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
-
-
-#: A gated turn is exactly one HTTP request: botocore's own retries are off.
+#: The clients the lab hands one-argument actors make exactly one HTTP request per call:
+#: botocore's own retries are off. (A team's own client keeps its retries: a turn is one API
+#: call, retries included, and the history's ``retries`` column counts them.)
 NO_RETRIES: dict[str, Any] = {"retries": {"total_max_attempts": 1, "mode": "standard"}}
 #: After an abort, how long to wait for actors to leave (waiting ones leave at once).
 ABORT_GRACE = 0.25
-#: The key of a call's record in botocore's request context (labkit.faults reads it too).
-_CTX = "labkit_call"
 
 
 class Aborted(BaseException):
@@ -38,60 +37,21 @@ class Session:
     ``before(actor, call)`` runs as the call is about to be sent (it may block: a turn) and
     ``after(actor, call)`` once its answer (or error) is in; ``call`` is the call's record
     (operation, key; the session adds actor, seq, turn, start, end, outcome, retries).
+    ``refuse(error)`` is told about a call that cannot be gated (it raises); ``closed`` is set once
+    the run is over (a later call from a thread an actor started is refused).
     """
+
+    closed = False
+
+    def refuse(self, error: RaceError) -> None:
+        """A call the race lab cannot gate: end the run with ``error`` (raises)."""
+        raise error
 
     def before(self, actor: str, call: dict[str, Any]) -> None:
         raise NotImplementedError
 
     def after(self, actor: str, call: dict[str, Any]) -> None:
         raise NotImplementedError
-
-
-class Probe:
-    """The botocore event handlers on one actor's client; they hand every call to ``session``.
-
-    ``session`` is None between runs (calls go out unrecorded), a :class:`GatedRun` during a
-    forced interleaving, a :class:`WorkerTally` during a stress run.
-    """
-
-    def __init__(self, client: DynamoDBClient, actor: str) -> None:
-        self.client = client
-        self.actor = actor
-        self.session: Session | None = None
-        events = client.meta.events
-        events.register("before-parameter-build.dynamodb", self._params)
-        events.register("before-call.dynamodb", self._before)
-        # most specific and first: runs before any other after-call handler can raise
-        for operation in client.meta.service_model.operation_names:
-            events.register_first(f"after-call.dynamodb.{operation}", self._after)
-        events.register("after-call-error.dynamodb", self._error)
-
-    def _params(self, params: Mapping[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
-        context[_CTX] = {"operation": model.name, "key": call_key(model.name, params)}
-
-    def _before(self, context: dict[str, Any], **_: Any) -> None:
-        session = self.session
-        if session is not None and _CTX in context:
-            session.before(self.actor, context[_CTX])
-
-    def _finish(self, context: dict[str, Any], outcome: str, retries: int) -> None:
-        session = self.session
-        call = context.get(_CTX)
-        if session is not None and call is not None and "start" in call:
-            call["outcome"] = outcome
-            call["retries"] = retries
-            session.after(self.actor, call)
-
-    def _after(self, http_response: Any, parsed: Mapping[str, Any], context: dict[str, Any], **_: Any) -> None:
-        outcome = "ok"
-        if http_response.status_code >= 300:
-            code = parsed.get("Error", {}).get("Code")
-            outcome = str(code or f"HTTP {http_response.status_code}")
-        retries = int(parsed.get("ResponseMetadata", {}).get("RetryAttempts", 0))
-        self._finish(context, outcome, retries)
-
-    def _error(self, exception: BaseException, context: dict[str, Any], **_: Any) -> None:
-        self._finish(context, type(exception).__name__, 0)
 
 
 def _is_outcome(exc: BaseException) -> bool:
@@ -122,6 +82,14 @@ class GatedRun(Session):
         self.seq: Counter[str] = Counter()
         self.taken: Counter[str] = Counter()
         self.t0 = time.perf_counter()
+
+    def refuse(self, error: RaceError) -> None:
+        """The run fails with ``error`` (unless it already failed); the calling actor leaves at once."""
+        with self.cond:
+            if self.failure is None:
+                self.failure = error
+            self.cond.notify_all()
+        raise Aborted
 
     def _describe(self) -> str:
         done = " ".join(self.order[: self.pos]) or "(none)"
@@ -170,8 +138,9 @@ class GatedRun(Session):
             )
         return RaceError(
             f"timed out: turn {self.pos + 1} (actor {nxt!r}) was never taken; {self._describe()}. "
-            f"Check that actor {nxt!r} makes its DynamoDB calls with the client it is given "
-            "and does not wait on another actor; or raise `timeout`."
+            f"Check that actor {nxt!r} makes its DynamoDB calls with a botocore-based client (a boto3 "
+            "client or resource, a PynamoDB model) on its own thread or threads it starts, and does "
+            "not wait on another actor; or raise `timeout`."
         )
 
     def finished(self, actor: str, exc: BaseException | None) -> None:
@@ -222,4 +191,4 @@ class WorkerTally(Session):
             self.failed += 1
 
 
-__all__ = ["ABORT_GRACE", "NO_RETRIES", "Aborted", "GatedRun", "Probe", "Session", "WorkerTally"]
+__all__ = ["ABORT_GRACE", "NO_RETRIES", "Aborted", "GatedRun", "Session", "WorkerTally"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -11,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..errors import RaceError, ValidationError, error_code
-from ..faults import FaultSpec, plan_for
+from ..faults import FaultPlan, FaultSpec, plan_for
 from ..validation import check_callable, check_positive
-from .gate import ABORT_GRACE, NO_RETRIES, Aborted, GatedRun, Probe
+from .gate import ABORT_GRACE, NO_RETRIES, Aborted, GatedRun
 from .history import history_frame
+from .intercept import Binding, bind_thread, endpoint_key, install
 from .types import Actor
 
 if TYPE_CHECKING:
@@ -59,41 +61,84 @@ def parse_order(order: str | Sequence[str], actors: Iterable[str]) -> tuple[str,
     return tuple(steps)
 
 
+def takes_client(name: str, fn: Actor) -> bool:
+    """True for an actor of one argument (it is handed the lab's client), False for one of none.
+
+    Anything else is a ValidationError: an actor is ``fn()`` (it uses its own clients, resources
+    or models) or ``fn(client)``.
+    """
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C callable without a signature: as before, one client
+        return True
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    required = [p for p in params if p.kind in positional and p.default is inspect.Parameter.empty]
+    required_kw = [
+        p for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty
+    ]
+    if len(required) > 1 or required_kw:
+        names = ", ".join(p.name for p in [*required, *required_kw])
+        raise ValidationError(
+            f"actor {name!r} needs the arguments ({names}); an actor is a function of no arguments "
+            "(it makes its calls with its own clients, resources or models) or of one (the DynamoDB "
+            "client the lab gives it) — wrap it, e.g. lambda: sign_up(table, 'ann@example.com')"
+        )
+    return len(required) == 1
+
+
 def check_actors(actors: Mapping[str, Actor]) -> None:
-    """ValidationError unless ``actors`` maps names without spaces to functions of one client."""
+    """ValidationError unless ``actors`` maps names without spaces to functions of none or one client."""
     if not actors:
         raise ValidationError("no actors given; pass e.g. {'A': fn_a, 'B': fn_b}")
     for name, fn in actors.items():
         if not isinstance(name, str) or not name or any(ch.isspace() for ch in name):
             raise ValidationError(f"actor name {name!r} must be a non-empty string without spaces")
-        check_callable(f"actor {name!r}", fn, "a function of one DynamoDB client")
+        check_callable(f"actor {name!r}", fn, "a function of no arguments, or of one DynamoDB client")
+        takes_client(name, fn)
 
 
-def gated_clients(actors: Mapping[str, Actor], conn: Connection) -> dict[str, Probe]:
-    """A fresh client per actor, without botocore's retries, with a :class:`Probe` on it."""
-    return {name: Probe(conn.new_client(**NO_RETRIES), name) for name in actors}
+def lab_clients(actors: Mapping[str, Actor], conn: Connection) -> dict[str, Any]:
+    """A fresh client without botocore's retries for each actor of one argument (None for the others)."""
+    return {name: conn.new_client(**NO_RETRIES) if takes_client(name, fn) else None for name, fn in actors.items()}
+
+
+@dataclass(frozen=True)
+class Stage:
+    """Where a run's calls may go: the lab's clients, the endpoint every client must use, faults."""
+
+    clients: Mapping[str, Any]
+    endpoint: str | None
+    plan: FaultPlan | None = None
+
+    @classmethod
+    def of(cls, actors: Mapping[str, Actor], conn: Connection, plan: FaultPlan | None = None) -> Stage:
+        endpoint = None if conn.backend == "aws" else endpoint_key(conn.endpoint_url)
+        return cls(lab_clients(actors, conn), endpoint, plan)
 
 
 def run_gated(
     actors: Mapping[str, Actor],
     order: tuple[str, ...],
-    probes: Mapping[str, Probe],
+    stage: Stage,
     timeout: float,
     strict: bool,
 ) -> Interleaving:
-    """Run the actors once, concurrently, on their gated clients, their calls forced into ``order``.
+    """Run the actors once, concurrently, each on a thread bound to it, their calls forced into ``order``.
 
-    The arguments are already checked (:func:`run_interleaving` is the public way in); the
-    probes are reused across runs of the same actors (:func:`~labkit.races.all_interleavings`).
+    Every DynamoDB call on an actor's thread (any botocore client: :mod:`labkit.races.intercept`)
+    waits for its turn. The arguments are already checked (:func:`run_interleaving` is the public
+    way in); a stage is reused across runs of the same actors (:func:`~labkit.races.all_interleavings`).
     """
+    install()
     run = GatedRun(order, time.monotonic() + timeout, strict)
     results: dict[str, Any] = {}
     errors: dict[str, BaseException] = {}
 
     def body(name: str) -> None:
         exc: BaseException | None = None
+        client = stage.clients.get(name)
         try:
-            results[name] = actors[name](probes[name].client)
+            results[name] = actors[name](client) if client is not None else actors[name]()
         except BaseException as caught:  # recorded, judged by run.finished
             exc = caught
             if not isinstance(caught, Aborted):
@@ -101,9 +146,11 @@ def run_gated(
         finally:
             run.finished(name, exc)
 
-    for probe in probes.values():
-        probe.session = run
-    threads = [threading.Thread(target=body, args=(name,), name=f"labkit-actor-{name}", daemon=True) for name in actors]
+    threads = []
+    for name in actors:
+        thread = threading.Thread(target=body, args=(name,), name=f"labkit-actor-{name}", daemon=True)
+        bind_thread(thread, Binding(name, run, stage.plan, stage.endpoint))
+        threads.append(thread)
     try:
         for t in threads:
             t.start()
@@ -119,9 +166,7 @@ def run_gated(
         for t in threads:  # waiting actors give up at once on failure; others get a moment
             t.join(ABORT_GRACE if run.failure is not None else None)
     finally:
-        if run.failure is None:  # an aborted run stays attached: a late call raises Aborted
-            for probe in probes.values():
-                probe.session = None
+        run.closed = True  # a late call (a thread an actor left running) is refused
     if run.failure is not None:
         raise run.failure
     taken = tuple(r["actor"] for r in sorted(run.rows, key=lambda r: r["start"]) if r.get("turn") is not None)
@@ -139,18 +184,28 @@ def run_interleaving(
 ) -> Interleaving:
     """Run the actors concurrently, their DynamoDB calls forced into ``order`` (a turn = a call).
 
-    ``faults`` (e.g. ``["B2: lose-response"]``) injects DynamoDB's failures: see labkit.faults.
+    An actor is ``fn(client)`` (it gets a fresh lab client without botocore's retries) or ``fn()``
+    (it uses its own clients, resources or PynamoDB models: every DynamoDB call made on its
+    thread, or on threads it starts, is gated and recorded all the same). ``faults`` (e.g.
+    ``["B2: lose-response"]``) injects DynamoDB's failures: see labkit.faults.
     """
     check_actors(actors)
     check_positive("timeout", timeout)
     steps = parse_order(order, actors)
     plan = plan_for(faults, steps, list(actors))  # checked before any client exists
-    probes = gated_clients(actors, conn)
-    plan.install(probes)
     try:
-        return run_gated(actors, steps, probes, timeout, strict)
+        return run_gated(actors, steps, Stage.of(actors, conn, plan), timeout, strict)
     finally:
         plan.close()
 
 
-__all__ = ["Interleaving", "check_actors", "gated_clients", "parse_order", "run_gated", "run_interleaving"]
+__all__ = [
+    "Interleaving",
+    "Stage",
+    "check_actors",
+    "lab_clients",
+    "parse_order",
+    "run_gated",
+    "run_interleaving",
+    "takes_client",
+]

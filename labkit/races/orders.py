@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..errors import RaceError, ValidationError
 from ..validation import check_int, check_positive
-from .interleave import Interleaving, check_actors, gated_clients, run_gated
+from .interleave import Interleaving, Stage, check_actors, run_gated
 from .types import Actor
 
 if TYPE_CHECKING:
@@ -85,6 +85,38 @@ def _default_outcome(res: Interleaving) -> dict[str, Any]:
     return {name: codes.get(name, res.results.get(name)) for name in sorted({*res.results, *codes})}
 
 
+def solo_operations(
+    actors: Mapping[str, Actor],
+    *,
+    conn: Connection,
+    setup: Callable[[], Any] | None = None,
+    timeout: float = 10.0,
+) -> dict[str, list[str]]:
+    """The operations each actor makes, in order, when it runs alone after ``setup()``."""
+    check_actors(actors)
+    check_positive("timeout", timeout)
+    stage = Stage.of(actors, conn)
+    calls: dict[str, list[str]] = {}
+    for name in actors:
+        if setup is not None:
+            setup()
+        try:
+            res = run_gated({name: actors[name]}, (), stage, timeout, True)
+        except RaceError as exc:
+            raise RaceError(
+                f"counting calls, actor {name!r} ran alone after setup() and failed: {exc}"
+            ) from exc.__cause__
+        calls[name] = [str(op) for op in res.history["operation"]]
+        if not calls[name]:
+            given = " on the client it was given or" if stage.clients.get(name) is not None else ""
+            raise RaceError(
+                f"actor {name!r} made no DynamoDB call{given} on any botocore client from its thread "
+                "(or threads it started), so there is nothing to interleave. Calls made in another "
+                "process, or through a non-botocore library, cannot be gated"
+            )
+    return calls
+
+
 def count_calls(
     actors: Mapping[str, Actor],
     *,
@@ -93,26 +125,7 @@ def count_calls(
     timeout: float = 10.0,
 ) -> dict[str, int]:
     """How many DynamoDB calls each actor makes when it runs alone after ``setup()``."""
-    check_actors(actors)
-    check_positive("timeout", timeout)
-    probes = gated_clients(actors, conn)
-    calls: dict[str, int] = {}
-    for name in actors:
-        if setup is not None:
-            setup()
-        try:
-            res = run_gated({name: actors[name]}, (), {name: probes[name]}, timeout, True)
-        except RaceError as exc:
-            raise RaceError(
-                f"counting calls, actor {name!r} ran alone after setup() and failed: {exc}"
-            ) from exc.__cause__
-        calls[name] = len(res.history)
-        if calls[name] == 0:
-            raise RaceError(
-                f"actor {name!r} made no DynamoDB call on the client it was given, so there is "
-                "nothing to interleave; make its calls with that client"
-            )
-    return calls
+    return {name: len(ops) for name, ops in solo_operations(actors, conn=conn, setup=setup, timeout=timeout).items()}
 
 
 def all_interleavings(
@@ -140,12 +153,12 @@ def all_interleavings(
     else:
         calls = check_call_counts(calls, actors)
     judge = outcome or _default_outcome
-    probes = gated_clients(actors, conn)
+    stage = Stage.of(actors, conn)
     rows: list[dict[str, Any]] = []
     for order in interleavings(calls):
         if setup is not None:
             setup()
-        res = run_gated(actors, order, probes, timeout, strict)
+        res = run_gated(actors, order, stage, timeout, strict)
         found = judge(res)
         row: dict[str, Any] = {"order": res.label}
         row.update(found if isinstance(found, Mapping) else {"outcome": found})
@@ -163,4 +176,5 @@ __all__ = [
     "count_orders",
     "each_order",
     "interleavings",
+    "solo_operations",
 ]

@@ -56,6 +56,12 @@ class Runner:
         self.names = sorted(actors)
         self.runs = 0
         self.seen: dict[tuple[str, ...], Call] = {}  # order prefix -> the call made at its end
+        self.faults: tuple[str, ...] = ()  # the fault scenario of the runs to come
+
+    def use(self, faults: tuple[str, ...]) -> None:
+        """Run the next orders with these faults (a scenario): another program, so determinism restarts."""
+        self.faults = tuple(faults)
+        self.seen = {}
 
     def continuation(self, first: Sequence[str]) -> list[str]:
         """Enough turns for every call: the given actors first, then the rest in name order."""
@@ -77,9 +83,19 @@ class Runner:
         self.runs += 1
         tail = self.continuation(prefer or order[-1:])
         try:
-            res = run_interleaving(self.actors, [*order, *tail], conn=self.conn, timeout=self.timeout, strict=False)
+            res = run_interleaving(
+                self.actors,
+                [*order, *tail],
+                conn=self.conn,
+                timeout=self.timeout,
+                strict=False,
+                faults=list(self.faults) or None,
+            )
         except RaceError as exc:
-            raise RaceError(f"explore run {self.runs} (order prefix {' '.join(order)!r}): {exc}") from exc.__cause__
+            with_faults = f" with {', '.join(self.faults)}" if self.faults else ""
+            raise RaceError(
+                f"explore run {self.runs} (order prefix {' '.join(order)!r}{with_faults}): {exc}"
+            ) from exc.__cause__
         trace = trace_of(res)
         self._check_deterministic(order if exact else (), trace)
         verdict = self._judge(res)

@@ -15,7 +15,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from ..errors import OUTCOME_ERRORS, LabkitError, RaceError, ValidationError, error_code
 from ..validation import check_callable, check_int
-from .gate import Probe, WorkerTally
+from .gate import WorkerTally
+from .intercept import Binding, bound, endpoint_key, install
 from .types import Op
 
 if TYPE_CHECKING:
@@ -56,14 +57,34 @@ def _worker(
     tick: Callable[[], None],
     stop: Any,
 ) -> list[dict[str, Any]]:
-    """One worker: wait at the barrier, then run ``ops`` operations and record each."""
+    """One worker: wait at the barrier, then run ``ops`` operations and record each.
+
+    The worker's thread is bound to its tally: every DynamoDB call the op makes on it (on the
+    client it is given or any other botocore client) is counted.
+    """
     try:
-        probe = Probe(conn.new_client(), f"w{worker}")
+        install()
+        client = conn.new_client()
     except BaseException:
         barrier.abort()
         raise
     tally = WorkerTally()
-    probe.session = tally
+    endpoint = None if conn.backend == "aws" else endpoint_key(conn.endpoint_url)
+    with bound(Binding(f"w{worker}", tally, None, endpoint, who=f"stress worker 'w{worker}'")):
+        return _run_ops(op, client, tally, worker, ops, barrier, clock, tick, stop)
+
+
+def _run_ops(
+    op: Op,
+    client: Any,
+    tally: WorkerTally,
+    worker: int,
+    ops: int,
+    barrier: Any,
+    clock: Callable[[], float],
+    tick: Callable[[], None],
+    stop: Any,
+) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     barrier.wait(BARRIER_TIMEOUT)
     for seq in range(ops):
@@ -73,7 +94,7 @@ def _worker(
         start = clock()
         ok, code, result = True, None, None
         try:
-            result = op(probe.client, worker, seq)
+            result = op(client, worker, seq)
         except (ClientError, BotoCoreError, LabkitError) as exc:
             if isinstance(exc, LabkitError) and not isinstance(exc, OUTCOME_ERRORS):
                 stop.set()

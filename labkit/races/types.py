@@ -9,7 +9,8 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 
-Actor = Callable[["DynamoDBClient"], Any]
+#: ``fn(client)`` (handed the lab's client) or ``fn()`` (it uses its own clients, resources, models).
+Actor = Callable[..., Any]
 Op = Callable[["DynamoDBClient", int, int], Any]
 
 
