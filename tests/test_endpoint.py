@@ -95,7 +95,10 @@ def _count(lab: Connection) -> int:
 # --- atomicity -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("round_", range(ROUNDS))
+@pytest.mark.parametrize(
+    "round_",
+    [0, *(pytest.param(n, marks=pytest.mark.slow) for n in range(1, ROUNDS))],  # repeats: slow
+)
 def test_atomic__16_threads_conditional_increments__final_value_equals_successes(
     lab: Connection, racy: None, round_: int
 ) -> None:
@@ -134,7 +137,10 @@ def test_atomic__16_threads_conditional_increments__final_value_equals_successes
     assert sum(conflicts) > 0, "no conflicting update happened: the race was not exercised"
 
 
-@pytest.mark.parametrize("round_", range(ROUNDS))
+@pytest.mark.parametrize(
+    "round_",
+    [0, *(pytest.param(n, marks=pytest.mark.slow) for n in range(1, ROUNDS))],  # repeats: slow
+)
 def test_atomic__16_concurrent_registrations_of_one_email__exactly_one_winner_no_leftovers(
     lab: Connection, racy: None, round_: int
 ) -> None:

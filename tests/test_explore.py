@@ -328,6 +328,7 @@ def trace_class(res: Interleaving) -> tuple[tuple[tuple[str, str, str], ...], ..
     return tuple(layers)
 
 
+@pytest.mark.slow
 def test_explore__dpor__covers_every_class_exhaustive_search_finds(tconn: Connection) -> None:
     """On 90 orders, DPOR's runs cover exactly the equivalence classes of all 90, in far fewer runs."""
     table = tconn.table_name

@@ -339,6 +339,7 @@ def _compose_lab() -> tuple[list[str], dict[str, str]]:
     return (shlex.split(command) if isinstance(command, str) else list(command)), dict(service["environment"])
 
 
+@pytest.mark.slow
 def test_lab__compose_command_outside_docker__kernel_uses_the_local_backend(
     tmp_path: Path, lab_runner: list[Lab]
 ) -> None:

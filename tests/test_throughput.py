@@ -298,6 +298,7 @@ def test_endpoint__hooks_argument__endpoint_wide_scale_without_tags() -> None:
 # --- storms and their picture ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_storm__hot_key_on_tagged_table__logs_throttled_attempts_the_sdk_retried(tconn: Connection) -> None:
     """4 writers x 20 writes on one key at scale 0.01 (10 WCU/s): throttled attempts are logged."""
     set_partition_scale(tconn.client, tconn.table_name, 0.01)
