@@ -118,15 +118,21 @@ def main() -> None:
 
         return actor
 
+    def audited() -> int:
+        """How many updates wrote their audit item."""
+        return int(
+            conn.client.scan(
+                TableName=table,
+                ConsistentRead=True,
+                Select="COUNT",
+                FilterExpression="begins_with(PK, :a)",
+                ExpressionAttributeValues={":a": {"S": "AUDIT#"}},
+            )["Count"]
+        )
+
     def invariant(res: Interleaving) -> None:
         n = read(conn.client)[0]
-        audits = conn.client.scan(
-            TableName=table,
-            ConsistentRead=True,
-            Select="COUNT",
-            FilterExpression="begins_with(PK, :a)",
-            ExpressionAttributeValues={":a": {"S": "AUDIT#"}},
-        )["Count"]
+        audits = audited()
         assert n == audits, f"the counter is {n} but {audits} updates landed: an update was lost"
 
     exhaustive = count_orders({name: 3 for name in ACTORS})
@@ -172,13 +178,7 @@ def main() -> None:
 
     def audited_landed(res: Interleaving) -> None:
         n = read(conn.client)[0]
-        audits = conn.client.scan(
-            TableName=table,
-            ConsistentRead=True,
-            Select="COUNT",
-            FilterExpression="begins_with(PK, :a)",
-            ExpressionAttributeValues={":a": {"S": "AUDIT#"}},
-        )["Count"]
+        audits = audited()
         assert n >= audits, f"the counter is {n} but {audits} updates were audited: an update was lost"
 
     def sign_up(pin: bool, who: str) -> Callable[[Any], str]:

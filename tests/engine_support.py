@@ -11,7 +11,9 @@ from typing import Any
 from urllib.parse import urlparse
 
 import boto3
+import pytest
 from botocore.config import Config
+from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, settings
 
 #: The fuzz tests' example count (LABKIT_FUZZ_EXAMPLES=5000 for a deeper local run).
@@ -57,6 +59,15 @@ def post(url: str, target: str | None, body: bytes, region: str = REGION) -> tup
     finally:
         conn.close()
     return resp.status, json.loads(data or b"{}")
+
+
+def refused(call: Any, **kwargs: Any) -> tuple[str, str]:
+    """(code, message) of the error ``call(**kwargs)`` must get: a 4xx, never a 500 for a client's request."""
+    with pytest.raises(ClientError) as caught:
+        call(**kwargs)
+    error = caught.value.response
+    assert 400 <= error["ResponseMetadata"]["HTTPStatusCode"] < 500, error
+    return str(error["Error"]["Code"]), str(error["Error"]["Message"])
 
 
 def code_of(payload: dict[str, Any]) -> str:

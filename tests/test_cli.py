@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -89,17 +90,21 @@ def _post(port: int, target: str, body: bytes) -> tuple[int, dict[str, object]]:
         return exc.code, json.loads(exc.read())
 
 
-def test_serve__real_client__lists_tables(served: tuple[subprocess.Popen[str], int]) -> None:
-    """A plain boto3 client (as the AWS CLI would) talks to `labkit serve`."""
-    _, port = served
-    client = boto3.client(
+def _client(port: int) -> Any:
+    """A plain boto3 client (as the AWS CLI would use) for `labkit serve` on ``port``."""
+    return boto3.client(
         "dynamodb",
         endpoint_url=f"http://127.0.0.1:{port}",
         region_name="us-east-1",
         aws_access_key_id="x",
         aws_secret_access_key="y",
     )
-    assert client.list_tables()["TableNames"] == []
+
+
+def test_serve__real_client__lists_tables(served: tuple[subprocess.Popen[str], int]) -> None:
+    """A plain boto3 client (as the AWS CLI would) talks to `labkit serve`."""
+    _, port = served
+    assert _client(port).list_tables()["TableNames"] == []
 
 
 def test_serve__default_profile__answers_labkit_controls(served: tuple[subprocess.Popen[str], int]) -> None:
@@ -116,14 +121,7 @@ def test_serve__profile_dynamodb_local__labkit_control_is_an_unknown_operation(
     _, port = served_like_local
     status, body = _post(port, "Labkit.SetFaults", b'{"rules": []}')
     assert (status, body["__type"]) == (400, "com.amazon.coral.service#UnknownOperationException")
-    client = boto3.client(
-        "dynamodb",
-        endpoint_url=f"http://127.0.0.1:{port}",
-        region_name="us-east-1",
-        aws_access_key_id="x",
-        aws_secret_access_key="y",
-    )
-    assert client.list_tables()["TableNames"] == []
+    assert _client(port).list_tables()["TableNames"] == []
 
 
 def test_serve__faults_with_profile_dynamodb_local__exit_2_before_listening(

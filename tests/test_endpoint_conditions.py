@@ -12,8 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
-from engine_support import make_table, raw_client, scan_all
+from engine_support import make_table, raw_client, refused, scan_all
 
 from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
@@ -68,14 +67,6 @@ def _query(client: Any, table: str, expression: str, **values: Any) -> list[str]
     return sorted(item["SK"]["S"] for item in answer["Items"])
 
 
-def _refused(call: Any, **kwargs: Any) -> tuple[str, str]:
-    with pytest.raises(ClientError) as caught:
-        call(**kwargs)
-    error = caught.value.response
-    assert 400 <= error["ResponseMetadata"]["HTTPStatusCode"] < 500, error
-    return str(error["Error"]["Code"]), str(error["Error"]["Message"])
-
-
 # --- size() and begins_with on binary values (the 500 of issue 20) --------------------------------
 
 
@@ -108,7 +99,7 @@ def test_filter__begins_with_on_binary__binary_prefix_matches(client: Any, table
 
 def test_condition__size_of_binary_in_a_put_condition__evaluated_not_500(client: Any, table: str) -> None:
     """The same functions in a ConditionExpression: `size(b) > :n` on an item without `b` fails the condition."""
-    code, message = _refused(
+    code, message = refused(
         client.put_item,
         TableName=table,
         Item=BARE,
@@ -198,7 +189,7 @@ def test_reserved_word__as_attribute_name__validation_exception(
     values = {"ExpressionAttributeValues": {":v": {"S": "x"}}} if ":v" in expression else {}
     call = client.scan if parameter == "FilterExpression" else client.put_item
     extra = {} if parameter == "FilterExpression" else {"Item": BARE}
-    code, message = _refused(call, TableName=table, **{parameter: expression}, **values, **extra)
+    code, message = refused(call, TableName=table, **{parameter: expression}, **values, **extra)
     assert (code, message) == (
         "ValidationException",
         f"Invalid {parameter}: Attribute name is a reserved keyword; reserved keyword: {word}",
@@ -218,7 +209,7 @@ def test_reserved_word__behind_a_placeholder__accepted(client: Any, table: str) 
 
 def test_condition__redundant_parentheses__validation_exception(client: Any, table: str) -> None:
     """ "Invalid ConditionExpression: The expression has redundant parentheses;" for ((attribute_not_exists(PK)))."""
-    code, message = _refused(
+    code, message = refused(
         client.put_item, TableName=table, Item=BARE, ConditionExpression="((attribute_not_exists(PK)))"
     )
     assert (code, message) == (
@@ -292,7 +283,7 @@ def test_filter__operand_mistakes__refused_before_reading(
     extra: dict[str, Any] = {"ExpressionAttributeValues": values} if values else {}
     if "#a" in expression:
         extra["ExpressionAttributeNames"] = {"#a": "s"}
-    assert _refused(client.scan, TableName=table, FilterExpression=expression, **extra) == (
+    assert refused(client.scan, TableName=table, FilterExpression=expression, **extra) == (
         "ValidationException",
         message,
     )

@@ -13,8 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
-from engine_support import make_table, raw_client
+from engine_support import make_table, raw_client, refused
 
 from labkit.embedded import start_endpoint
 
@@ -51,12 +50,6 @@ def _key(sk: str = "alpha") -> dict[str, Any]:
 
 def _eq(value: dict[str, Any]) -> dict[str, Any]:
     return {"ComparisonOperator": "EQ", "AttributeValueList": [value]}
-
-
-def _refused(call: Any, **kwargs: Any) -> tuple[str, str]:
-    with pytest.raises(ClientError) as caught:
-        call(**kwargs)
-    return str(caught.value.response["Error"]["Code"]), str(caught.value.response["Error"]["Message"])
 
 
 # --- AttributesToGet -------------------------------------------------------------------------------
@@ -142,7 +135,7 @@ def test_scan_filter__conditional_operator_or__either_condition(client: Any, tab
 def test_expected__exists_false__put_only_if_absent(client: Any, table: str) -> None:
     """Expected {Exists: false}: the put succeeds only if the attribute does not exist."""
     client.put_item(TableName=table, Item=_key("new"), Expected={"PK": {"Exists": False}})
-    assert _refused(client.put_item, TableName=table, Item=_key("new"), Expected={"PK": {"Exists": False}}) == (
+    assert refused(client.put_item, TableName=table, Item=_key("new"), Expected={"PK": {"Exists": False}}) == (
         "ConditionalCheckFailedException",
         "The conditional request failed",
     )
@@ -152,7 +145,7 @@ def test_expected__value__exists_defaults_to_true(client: Any, table: str) -> No
     """Expected {Value: v} (Exists defaults to true): the attribute must equal v."""
     client.delete_item(TableName=table, Key=_key("beta"), Expected={"val": {"Value": {"N": "2"}}})
     assert "Item" not in client.get_item(TableName=table, Key=_key("beta"))
-    code, _ = _refused(client.delete_item, TableName=table, Key=_key("alpha"), Expected={"val": {"Value": {"N": "9"}}})
+    code, _ = refused(client.delete_item, TableName=table, Key=_key("alpha"), Expected={"val": {"Value": {"N": "9"}}})
     assert code == "ConditionalCheckFailedException"
 
 
@@ -161,7 +154,7 @@ def test_expected__conditional_operator_or_and_and(client: Any, table: str) -> N
     expected = {"status": _eq({"S": "active"}), "name": _eq({"S": "wrong"})}
     client.put_item(TableName=table, Item={**_key(), "v": {"S": "or"}}, Expected=expected, ConditionalOperator="OR")
     assert client.get_item(TableName=table, Key=_key())["Item"] == {**_key(), "v": {"S": "or"}}
-    code, _ = _refused(client.put_item, TableName=table, Item=_key("beta"), Expected=expected)
+    code, _ = refused(client.put_item, TableName=table, Item=_key("beta"), Expected=expected)
     assert code == "ConditionalCheckFailedException"
 
 
@@ -206,16 +199,16 @@ def test_expected__malformed__validation_exception_and_nothing_written(
     client: Any, table: str, expected: dict[str, Any], message: str
 ) -> None:
     """Malformed legacy conditions are refused in DynamoDB's words before anything is written."""
-    assert _refused(client.put_item, TableName=table, Item=_key("x"), Expected=expected) == (
+    assert refused(client.put_item, TableName=table, Item=_key("x"), Expected=expected) == (
         "ValidationException",
         message,
     )
     assert "Item" not in client.get_item(TableName=table, Key=_key("x"))
 
 
-def test_legacy_with_expression_attribute_names__refused(client: Any, table: str) -> None:
+def test_legacy_with_expression_attribute_names_refused(client: Any, table: str) -> None:
     """ "ExpressionAttributeNames can only be specified when using expressions" (legacy parameters use none)."""
-    assert _refused(
+    assert refused(
         client.get_item, TableName=table, Key=_key(), AttributesToGet=["val"], ExpressionAttributeNames={"#v": "val"}
     ) == ("ValidationException", "ExpressionAttributeNames can only be specified when using expressions")
 
@@ -245,9 +238,9 @@ def test_attribute_updates__put_add_delete(client: Any, table: str) -> None:
     assert sorted(got["tags"]["SS"]) == ["a", "c"] and sorted(got["more"]["NS"]) == ["1", "2"]
 
 
-def test_attribute_updates__key_attribute__refused(client: Any, table: str) -> None:
+def test_attribute_updates__key_attribute_refused(client: Any, table: str) -> None:
     """ "One or more parameter values were invalid: Cannot update attribute SK. This attribute is part of the key"."""
-    assert _refused(
+    assert refused(
         client.update_item,
         TableName=table,
         Key=_key(),

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
-from engine_support import make_table, raw_client, scan_all
+from engine_support import make_table, raw_client, refused, scan_all
 
 from labkit.embedded import start_endpoint
 
@@ -37,21 +37,13 @@ def _key(pk: str = "A", sk: str = "1") -> dict[str, Any]:
     return {"PK": {"S": pk}, "SK": {"S": sk}}
 
 
-def _refused(call: Any, **kwargs: Any) -> tuple[str, str]:
-    with pytest.raises(ClientError) as caught:
-        call(**kwargs)
-    error = caught.value.response
-    assert 400 <= error["ResponseMetadata"]["HTTPStatusCode"] < 500, error
-    return str(error["Error"]["Code"]), str(error["Error"]["Message"])
-
-
 # --- constraints: all at once, before the table is looked up -----------------------------------
 
 
 def test_constraints__three_bad_enums__three_validation_errors_before_the_table_lookup(client: Any) -> None:
     """ "3 validation errors detected: Value 'INVALID' at 'returnValues' failed to satisfy constraint: Member must
     satisfy enum value set: [...]; ..." — for a table that does not exist: constraints come first."""
-    code, message = _refused(
+    code, message = refused(
         client.put_item,
         TableName=MISSING,
         Item=_key(),
@@ -96,12 +88,12 @@ def test_constraints__three_bad_enums__three_validation_errors_before_the_table_
 )
 def test_constraints__bad_table_name__dynamodb_words(client: Any, name: str, message: str) -> None:
     """Table names: 3 to 255 characters of [a-zA-Z0-9_.-] (API reference, TableName)."""
-    assert _refused(client.get_item, TableName=name, Key=_key()) == ("ValidationException", message)
+    assert refused(client.get_item, TableName=name, Key=_key()) == ("ValidationException", message)
 
 
 def test_constraints__bad_table_name_and_bad_enum__only_the_table_name_reported(client: Any) -> None:
     """DynamoDB stops at a bad table name: `ReturnValues: INVALID` in the same request is not reported."""
-    code, message = _refused(client.put_item, TableName="", Item=_key(), ReturnValues="INVALID")
+    code, message = refused(client.put_item, TableName="", Item=_key(), ReturnValues="INVALID")
     assert code == "ValidationException"
     assert message.startswith("1 validation error detected: ") and "returnValues" not in message
 
@@ -109,7 +101,7 @@ def test_constraints__bad_table_name_and_bad_enum__only_the_table_name_reported(
 def test_constraints__create_table_two_characters__minimum_length_3(client: Any) -> None:
     """ "1 validation error detected: Value 'ab' at 'tableName' failed to satisfy constraint: Member must have
     length greater than or equal to 3"."""
-    code, message = _refused(
+    code, message = refused(
         client.create_table,
         TableName="ab",
         KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
@@ -125,7 +117,7 @@ def test_constraints__create_table_two_characters__minimum_length_3(client: Any)
 
 def test_constraints__create_table_without_a_name__parameter_required(client: Any) -> None:
     """ "The parameter 'TableName' is required but was not present in the request"."""
-    code, message = _refused(
+    code, message = refused(
         client.create_table,
         KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
         AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
@@ -164,7 +156,7 @@ def test_constraints__create_table_bad_enum__member_path_and_dynamodb_order(
         "BillingMode": "PAY_PER_REQUEST",
         **value,
     }
-    assert _refused(client.create_table, **request) == ("ValidationException", message)
+    assert refused(client.create_table, **request) == ("ValidationException", message)
 
 
 def test_constraints__query_select_and_limit__dynamodb_words(client: Any, table: str) -> None:
@@ -175,17 +167,17 @@ def test_constraints__query_select_and_limit__dynamodb_words(client: Any, table:
         "KeyConditionExpression": "PK = :v",
         "ExpressionAttributeValues": {":v": {"S": "A"}},
     }
-    assert _refused(client.query, **query, Select="INVALID_VALUE") == (
+    assert refused(client.query, **query, Select="INVALID_VALUE") == (
         "ValidationException",
         "1 validation error detected: Value 'INVALID_VALUE' at 'select' failed to satisfy constraint: Member must "
         "satisfy enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]",
     )
-    assert _refused(client.query, **query, Limit=0) == (
+    assert refused(client.query, **query, Limit=0) == (
         "ValidationException",
         "1 validation error detected: Value at 'Limit' failed to satisfy constraint: Member must have value greater "
         "than or equal to 1",
     )
-    assert _refused(client.scan, TableName=table, Limit=0) == (
+    assert refused(client.scan, TableName=table, Limit=0) == (
         "ValidationException",
         "1 validation error detected: Value '0' at 'limit' failed to satisfy constraint: Member must have value "
         "greater than or equal to 1",
@@ -205,7 +197,7 @@ def test_missing_table__resource_not_found_exception(client: Any, operation: str
         "scan": {"TableName": MISSING},
         "transact_write_items": {"TransactItems": [{"Put": {"TableName": MISSING, "Item": _key()}}]},
     }
-    assert _refused(getattr(client, operation), **requests[operation]) == (
+    assert refused(getattr(client, operation), **requests[operation]) == (
         "ResourceNotFoundException",
         "Requested resource not found",
     )
@@ -264,7 +256,7 @@ def test_mixing__legacy_and_expression_parameters__refused_naming_both(client: A
     """ "Can not use both expression and non-expression parameters in the same request: Non-expression parameters:
     {Expected} Expression parameters: {ConditionExpression}"."""
     method, params, legacy, expression = MIXED[case]
-    assert _refused(getattr(client, method), TableName=table, **params) == (
+    assert refused(getattr(client, method), TableName=table, **params) == (
         "ValidationException",
         "Can not use both expression and non-expression parameters in the same request: "
         f"Non-expression parameters: {{{legacy}}} Expression parameters: {{{expression}}}",
@@ -272,16 +264,16 @@ def test_mixing__legacy_and_expression_parameters__refused_naming_both(client: A
     assert scan_all(client, table) == []
 
 
-def test_values_without_expressions__refused(client: Any, table: str) -> None:
+def test_values_without_expressions_refused(client: Any, table: str) -> None:
     """ "ExpressionAttributeValues can only be specified when using expressions"."""
-    assert _refused(
+    assert refused(
         client.put_item, TableName=table, Item=_key(), ExpressionAttributeValues={":v": {"S": "unused"}}
     ) == ("ValidationException", "ExpressionAttributeValues can only be specified when using expressions")
 
 
-def test_unused_name__query__refused(client: Any, table: str) -> None:
+def test_unused_name__query_refused(client: Any, table: str) -> None:
     """ "Value provided in ExpressionAttributeNames unused in expressions: keys: {#unused}"."""
-    assert _refused(
+    assert refused(
         client.query,
         TableName=table,
         KeyConditionExpression="PK = :v",
@@ -311,16 +303,16 @@ def test_update_expression__syntax_error__token_and_near_as_dynamodb_words_them(
 ) -> None:
     """A syntax error names the token and the text near it (`near: "INVALID SYNTAX"`), before anything else."""
     values = {"ExpressionAttributeValues": {":v": {"S": "x"}}} if ":v" in expression else {}
-    assert _refused(client.update_item, TableName=table, Key=_key(), UpdateExpression=expression, **values) == (
+    assert refused(client.update_item, TableName=table, Key=_key(), UpdateExpression=expression, **values) == (
         "ValidationException",
         UPDATES[expression],
     )
 
 
 @pytest.mark.parametrize("attribute", ["PK", "SK"])
-def test_update_expression__key_attribute__refused(client: Any, table: str, attribute: str) -> None:
+def test_update_expression__key_attribute_refused(client: Any, table: str, attribute: str) -> None:
     """ "One or more parameter values were invalid: Cannot update attribute PK. This attribute is part of the key"."""
-    assert _refused(
+    assert refused(
         client.update_item,
         TableName=table,
         Key=_key(),
@@ -337,9 +329,9 @@ def test_update_expression__key_attribute__refused(client: Any, table: str, attr
 # --- Query and Scan ------------------------------------------------------------------------------
 
 
-def test_query__consistent_read_on_a_gsi__refused(client: Any, table: str) -> None:
+def test_query__consistent_read_on_a_gsi_refused(client: Any, table: str) -> None:
     """ "Consistent reads are not supported on global secondary indexes"."""
-    assert _refused(
+    assert refused(
         client.query,
         TableName=table,
         IndexName="email-index",
@@ -371,7 +363,7 @@ def test_query__consistent_read_on_a_gsi__refused(client: Any, table: str) -> No
 )
 def test_scan__segments__dynamodb_words(client: Any, table: str, segments: dict[str, int], message: str) -> None:
     """Parallel scan: Segment and TotalSegments go together, Segment < TotalSegments."""
-    assert _refused(client.scan, TableName=table, **segments) == ("ValidationException", message)
+    assert refused(client.scan, TableName=table, **segments) == ("ValidationException", message)
 
 
 # --- values and transactions ----------------------------------------------------------------------
@@ -380,15 +372,15 @@ def test_scan__segments__dynamodb_words(client: Any, table: str, segments: dict[
 @pytest.mark.parametrize(("kind", "word"), [("SS", "string"), ("NS", "number"), ("BS", "binary")])
 def test_empty_set__each_type__its_own_message(client: Any, table: str, kind: str, word: str) -> None:
     """ "One or more parameter values were invalid: An string set  may not be empty" (and number, binary)."""
-    assert _refused(client.put_item, TableName=table, Item={**_key(), "s": {kind: []}}) == (
+    assert refused(client.put_item, TableName=table, Item={**_key(), "s": {kind: []}}) == (
         "ValidationException",
         f"One or more parameter values were invalid: An {word} set  may not be empty",
     )
 
 
-def test_transaction__two_actions_on_one_item__refused(client: Any, table: str) -> None:
+def test_transaction__two_actions_on_one_item_refused(client: Any, table: str) -> None:
     """ "Transaction request cannot include multiple operations on one item"."""
-    assert _refused(
+    assert refused(
         client.transact_write_items,
         TransactItems=[
             {"Put": {"TableName": table, "Item": _key("T")}},
@@ -433,10 +425,10 @@ def test_transaction__key_of_the_wrong_type__cancelled_with_validation_error(
     assert scan_all(client, table) == []
 
 
-def test_query__filter_on_a_key_attribute__refused(client: Any, table: str) -> None:
+def test_query__filter_on_a_key_attribute_refused(client: Any, table: str) -> None:
     """ "Filter Expression can only contain non-primary key attributes: Primary key attribute: SK" (the key
     belongs in the KeyConditionExpression)."""
-    assert _refused(
+    assert refused(
         client.query,
         TableName=table,
         KeyConditionExpression="PK = :p",
@@ -458,7 +450,7 @@ def test_select_specific_attributes__with_and_without_a_projection(client: Any, 
         "Select": "SPECIFIC_ATTRIBUTES",
     }
     assert client.query(**query, ProjectionExpression="n")["Items"] == [{"n": {"N": "1"}}]
-    assert _refused(client.query, **query) == (
+    assert refused(client.query, **query) == (
         "ValidationException",
         "1 validation error detected: Must specify the AttributesToGet or ProjectionExpression when choosing to get "
         "SPECIFIC_ATTRIBUTES",

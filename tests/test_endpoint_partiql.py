@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
-from engine_support import FUZZ, make_table, raw_client, scan_all
+from engine_support import FUZZ, make_table, raw_client, refused, scan_all
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -49,12 +49,6 @@ def _sks(items: list[dict[str, Any]]) -> list[str]:
     return sorted(item["SK"]["S"] for item in items)
 
 
-def _refused(call: Any, **kwargs: Any) -> tuple[str, str]:
-    with pytest.raises(ClientError) as caught:
-        call(**kwargs)
-    return str(caught.value.response["Error"]["Code"]), str(caught.value.response["Error"]["Message"])
-
-
 # --- SELECT ----------------------------------------------------------------------------------------
 
 
@@ -82,21 +76,21 @@ def test_select__parameters_and_nested_map_paths(client: Any, table: str) -> Non
 def test_select__no_match__empty_items_and_missing_table__resource_not_found(client: Any, table: str) -> None:
     """A SELECT that matches nothing answers `Items: []`; on a table that does not exist, ResourceNotFoundException."""
     assert client.execute_statement(Statement=f"SELECT * FROM \"{table}\" WHERE PK = 'none'")["Items"] == []
-    code, message = _refused(client.execute_statement, Statement="SELECT * FROM \"labkit-nope\" WHERE PK = 'x'")
+    code, message = refused(client.execute_statement, Statement="SELECT * FROM \"labkit-nope\" WHERE PK = 'x'")
     assert (code, message) == ("ResourceNotFoundException", "Requested resource not found")
 
 
 @pytest.mark.parametrize("statement", ['SELECTT * FROMM "t"', 'SELECT * FROM "labkit-t', "SELECT * FROM"])
 def test_statement__malformed__validation_exception(client: Any, statement: str) -> None:
     """ "Statement wasn't well formed, can't be processed: ..." for a statement DynamoDB cannot read."""
-    code, message = _refused(client.execute_statement, Statement=statement)
+    code, message = refused(client.execute_statement, Statement=statement)
     assert code == "ValidationException"
     assert message.startswith("Statement wasn't well formed, can't be processed")
 
 
-def test_select__ordering_comparison_on_a_boolean__refused(client: Any, table: str) -> None:
+def test_select__ordering_comparison_on_a_boolean_refused(client: Any, table: str) -> None:
     """ "Incorrect operand type for operator or function; operator or function: <, operand type: BOOL"."""
-    assert _refused(
+    assert refused(
         client.execute_statement,
         Statement=f"SELECT PK FROM \"{table}\" WHERE PK = 'p' AND age < ?",
         Parameters=[{"BOOL": True}],
@@ -117,7 +111,7 @@ def test_insert__new_item_written_existing_item_duplicate_item_exception(client:
     )
     item = client.get_item(TableName=table, Key={"PK": {"S": "q"}, "SK": {"S": "new"}})["Item"]
     assert item["n"] == {"N": "1.5"} and sorted(item["tags"]["SS"]) == ["a", "b"]
-    code, message = _refused(
+    code, message = refused(
         client.execute_statement, Statement=f"INSERT INTO \"{table}\" VALUE {{'PK': 'q', 'SK': 'new', 'n': 2}}"
     )
     assert (code, message) == ("DuplicateItemException", "Duplicate primary key exists in table")
@@ -140,17 +134,17 @@ def test_update_and_delete__one_item_by_its_key(client: Any, table: str) -> None
     assert "Item" not in client.get_item(TableName=table, Key=key)
 
 
-def test_update__without_the_full_key__refused(client: Any, table: str) -> None:
+def test_update__without_the_full_key_refused(client: Any, table: str) -> None:
     """UPDATE names exactly one item: "Where clause does not contain a mandatory equality on all key attributes"."""
-    assert _refused(client.execute_statement, Statement=f"UPDATE \"{table}\" SET a = 1 WHERE PK = 'p'") == (
+    assert refused(client.execute_statement, Statement=f"UPDATE \"{table}\" SET a = 1 WHERE PK = 'p'") == (
         "ValidationException",
         "Where clause does not contain a mandatory equality on all key attributes",
     )
 
 
-def test_delete__returning_other_than_all_old__refused(client: Any, table: str) -> None:
+def test_delete__returning_other_than_all_old_refused(client: Any, table: str) -> None:
     """ "Invalid returning clause: RETURNING ALL NEW *. Only RETURNING ALL OLD * is allowed in DELETE statements."."""
-    assert _refused(
+    assert refused(
         client.execute_statement, Statement=f"DELETE FROM \"{table}\" WHERE PK = 'p' AND SK = 'x' RETURNING ALL NEW *"
     ) == (
         "ValidationException",
@@ -227,9 +221,9 @@ def test_transaction__duplicate_key_insert__cancelled_and_rolled_back(client: An
     assert scan_all(client, table) == before
 
 
-def test_transaction__returning_clause__refused(client: Any, table: str) -> None:
+def test_transaction__returning_clause_refused(client: Any, table: str) -> None:
     """ "Validation failed in TransactStatements[0]: RETURNING clause is not supported in ExecuteTransaction."."""
-    assert _refused(
+    assert refused(
         client.execute_transaction,
         TransactStatements=[
             {"Statement": f"UPDATE \"{table}\" SET a = 1 WHERE PK = 'p' AND SK = 'prefix-beta' RETURNING ALL NEW *"}

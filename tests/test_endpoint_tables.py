@@ -15,8 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
-from engine_support import raw_client
+from engine_support import raw_client, refused
 
 from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
@@ -43,12 +42,6 @@ def _defs(*names: str) -> list[dict[str, str]]:
 def _lsi(hash_key: str = "pk", name: str = "lsi1", keys: int = 2) -> dict[str, Any]:
     schema = [{"AttributeName": hash_key, "KeyType": "HASH"}, {"AttributeName": "x", "KeyType": "RANGE"}]
     return {"IndexName": name, "KeySchema": schema[:keys], "Projection": {"ProjectionType": "ALL"}}
-
-
-def _refused(call: Any, **kwargs: Any) -> tuple[str, str]:
-    with pytest.raises(ClientError) as caught:
-        call(**kwargs)
-    return str(caught.value.response["Error"]["Code"]), str(caught.value.response["Error"]["Message"])
 
 
 def _create(client: Any, name: str, **extra: Any) -> None:
@@ -108,16 +101,16 @@ def test_create_table__local_secondary_index_rules__validation_exception(client:
     most 5 per table; a KeySchema names each attribute once."""
     params, message = LSI_RULES[case]
     name = f"labkit-lsi-{uuid.uuid4().hex[:8]}"
-    assert _refused(client.create_table, TableName=name, BillingMode="PAY_PER_REQUEST", **params) == (
+    assert refused(client.create_table, TableName=name, BillingMode="PAY_PER_REQUEST", **params) == (
         "ValidationException",
         message,
     )
     assert name not in client.list_tables()["TableNames"]
 
 
-def test_create_table__pay_per_request_with_throughput__refused(client: Any) -> None:
+def test_create_table__pay_per_request_with_throughput_refused(client: Any) -> None:
     """ "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST"."""
-    assert _refused(
+    assert refused(
         client.create_table,
         TableName="labkit-ppr",
         KeySchema=HASH,
@@ -140,17 +133,17 @@ def test_update_table__billing_mode_rules(client: Any) -> None:
     _create(client, "labkit-prov", ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
     _create(client, "labkit-ondemand")
     throughput = {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}
-    assert _refused(
+    assert refused(
         client.update_table, TableName="labkit-prov", BillingMode="PAY_PER_REQUEST", ProvisionedThroughput=throughput
     )[1] == (
         "One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified "
         "when BillingMode is PAY_PER_REQUEST"
     )
-    assert _refused(client.update_table, TableName="labkit-ondemand", BillingMode="PROVISIONED")[1] == (
+    assert refused(client.update_table, TableName="labkit-ondemand", BillingMode="PROVISIONED")[1] == (
         "One or more parameter values were invalid: ProvisionedThroughput must be specified when BillingMode is "
         "PROVISIONED"
     )
-    code, message = _refused(
+    code, message = refused(
         client.update_table, TableName="labkit-prov", BillingMode="PROVISIONED", ProvisionedThroughput=throughput
     )
     assert code == "ValidationException"
@@ -165,7 +158,7 @@ def test_update_table__billing_mode_rules(client: Any) -> None:
 
 def test_update_table__missing_table__resource_not_found(client: Any) -> None:
     """UpdateTable on a table that does not exist: ResourceNotFoundException."""
-    code, _ = _refused(client.update_table, TableName="labkit-nope", BillingMode="PAY_PER_REQUEST")
+    code, _ = refused(client.update_table, TableName="labkit-nope", BillingMode="PAY_PER_REQUEST")
     assert code == "ResourceNotFoundException"
 
 
@@ -178,7 +171,7 @@ def test_time_to_live__missing_table__resource_not_found_exception(client: Any, 
     extra = (
         {"TimeToLiveSpecification": {"Enabled": True, "AttributeName": "ttl"}} if operation.startswith("update") else {}
     )
-    assert _refused(getattr(client, operation), TableName="labkit-nope", **extra) == (
+    assert refused(getattr(client, operation), TableName="labkit-nope", **extra) == (
         "ResourceNotFoundException",
         "Requested resource not found",
     )
@@ -199,18 +192,18 @@ def test_tags__same_key_again__overwrites_the_value(client: Any) -> None:
 def test_tags__bad_arn__validation_exception_missing_table__resource_not_found(client: Any) -> None:
     """A ResourceArn that is not a table ARN: ValidationException; a table ARN of a missing table:
     "Requested resource not found: ResourcArn: <arn> not found" (DynamoDB's own spelling)."""
-    code, message = _refused(client.tag_resource, ResourceArn="not-a-valid-arn", Tags=[{"Key": "a", "Value": "b"}])
+    code, message = refused(client.tag_resource, ResourceArn="not-a-valid-arn", Tags=[{"Key": "a", "Value": "b"}])
     assert (code, message) == (
         "ValidationException",
         "Invalid TableArn: Invalid ResourceArn provided as input not-a-valid-arn",
     )
     arn = "arn:aws:dynamodb:us-east-1:123456789012:table/labkit-nope"
-    assert _refused(client.list_tags_of_resource, ResourceArn=arn) == (
+    assert refused(client.list_tags_of_resource, ResourceArn=arn) == (
         "ResourceNotFoundException",
         f"Requested resource not found: ResourcArn: {arn} not found",
     )
     other = "arn:aws:dynamodb:us-east-1:000000000000:table/labkit-nope"
-    assert _refused(client.list_tags_of_resource, ResourceArn=other)[0] == "AccessDeniedException"
+    assert refused(client.list_tags_of_resource, ResourceArn=other)[0] == "AccessDeniedException"
 
 
 # --- ListTables ---------------------------------------------------------------------------------------

@@ -9,8 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
-from engine_support import make_table, raw_client, scan_all
+from engine_support import make_table, raw_client, refused, scan_all
 
 from labkit import constants as C
 from labkit.embedded import start_endpoint
@@ -39,15 +38,6 @@ def _key(pk: str, sk: str = "A") -> dict[str, Any]:
     return {"PK": {"S": pk}, "SK": {"S": sk}}
 
 
-def _refused(call: Any, **kwargs: Any) -> tuple[str, str]:
-    """(code, message) of the 4xx the call must get."""
-    with pytest.raises(ClientError) as caught:
-        call(**kwargs)
-    error = caught.value.response
-    assert 400 <= error["ResponseMetadata"]["HTTPStatusCode"] < 500, error
-    return str(error["Error"]["Code"]), str(error["Error"]["Message"])
-
-
 def _filler(n: int) -> str:
     return "x" * n
 
@@ -70,14 +60,14 @@ def test_batch_write__one_bad_request__validation_exception_and_nothing_written(
 ) -> None:
     """Two valid puts and one bad request: DynamoDB validates the batch first and writes none."""
     requests = [{"PutRequest": {"Item": _key("OK1")}}, {"PutRequest": {"Item": _key("OK2")}}, BAD_PUTS[bad]]
-    code, _ = _refused(client.batch_write_item, RequestItems={table: requests})
+    code, _ = refused(client.batch_write_item, RequestItems={table: requests})
     assert code == "ValidationException"
     assert scan_all(client, table) == []
 
 
 def test_batch_write__26_requests__validation_exception(client: Any, table: str) -> None:
     requests = [{"PutRequest": {"Item": _key(f"K{i}")}} for i in range(C.MAX_BATCH_WRITE_ITEMS + 1)]
-    code, message = _refused(client.batch_write_item, RequestItems={table: requests})
+    code, message = refused(client.batch_write_item, RequestItems={table: requests})
     assert code == "ValidationException"
     assert "less than or equal to 25" in message
     assert scan_all(client, table) == []
@@ -85,7 +75,7 @@ def test_batch_write__26_requests__validation_exception(client: Any, table: str)
 
 def test_batch_write__duplicate_keys__validation_exception(client: Any, table: str) -> None:
     requests = [{"PutRequest": {"Item": _key("D")}}, {"DeleteRequest": {"Key": _key("D")}}]
-    assert _refused(client.batch_write_item, RequestItems={table: requests}) == (
+    assert refused(client.batch_write_item, RequestItems={table: requests}) == (
         "ValidationException",
         "Provided list of item keys contains duplicates",
     )
@@ -96,7 +86,7 @@ def test_batch_get__101_keys_over_two_tables__validation_exception(client: Any, 
     """The limit is on the whole request, not per table."""
     other = make_table(client)
     keys = [_key(f"K{i}") for i in range(51)]
-    assert _refused(client.batch_get_item, RequestItems={table: {"Keys": keys}, other: {"Keys": keys[:50]}}) == (
+    assert refused(client.batch_get_item, RequestItems={table: {"Keys": keys}, other: {"Keys": keys[:50]}}) == (
         "ValidationException",
         "Too many items requested for the BatchGetItem call",
     )
@@ -158,14 +148,14 @@ SYNTAX: dict[str, tuple[str, dict[str, Any], str]] = {
 def test_expression__syntax_error__validation_exception_in_dynamodb_words(client: Any, table: str, case: str) -> None:
     """Not a 500 that boto3 retries: a 400 with DynamoDB's message, and nothing written."""
     method, params, message = SYNTAX[case]
-    assert _refused(getattr(client, method), TableName=table, **params) == ("ValidationException", message)
+    assert refused(getattr(client, method), TableName=table, **params) == ("ValidationException", message)
     assert scan_all(client, table) == []
 
 
 def test_update__retried_client_mistake__applied_never(client: Any, table: str) -> None:
     """A 400 is not retried: `ADD cnt :one` with a broken condition leaves cnt untouched."""
     client.put_item(TableName=table, Item={**_key("C"), "cnt": {"N": "0"}})
-    _refused(
+    refused(
         client.update_item,
         TableName=table,
         Key=_key("C"),
@@ -220,7 +210,7 @@ BAD_VALUES: dict[str, tuple[dict[str, Any], str]] = {
 @pytest.mark.parametrize("case", list(BAD_VALUES), ids=list(BAD_VALUES))
 def test_put_item__bad_value__validation_exception_and_nothing_written(client: Any, table: str, case: str) -> None:
     value, message = BAD_VALUES[case]
-    assert _refused(client.put_item, TableName=table, Item={**_key("V"), "v": value}) == (
+    assert refused(client.put_item, TableName=table, Item={**_key("V"), "v": value}) == (
         "ValidationException",
         message,
     )
@@ -232,7 +222,7 @@ def test_update_item__bad_value_in_expression_values__validation_exception(clien
     """`SET v = :v` with a value DynamoDB refuses: the item keeps its old value."""
     client.put_item(TableName=table, Item={**_key("U"), "v": {"S": "old"}})
     value, message = BAD_VALUES[case]
-    code, got = _refused(
+    code, got = refused(
         client.update_item,
         TableName=table,
         Key=_key("U"),
@@ -252,9 +242,9 @@ def test_duplicate_set_elements__in_a_transaction_or_batch__validation_exception
 ) -> None:
     item = {**_key("S"), "ns": {"NS": ["1", "1.0"]}}
     if where == "transaction":
-        code, _ = _refused(client.transact_write_items, TransactItems=[{"Put": {"TableName": table, "Item": item}}])
+        code, _ = refused(client.transact_write_items, TransactItems=[{"Put": {"TableName": table, "Item": item}}])
     else:
-        code, _ = _refused(client.batch_write_item, RequestItems={table: [{"PutRequest": {"Item": item}}]})
+        code, _ = refused(client.batch_write_item, RequestItems={table: [{"PutRequest": {"Item": item}}]})
     assert code == "ValidationException"
     assert scan_all(client, table) == []
 
@@ -274,7 +264,7 @@ def test_number_with_38_digits__accepted_and_read_back_exactly(client: Any, tabl
 
 
 def test_update_item__empty_string_key__validation_exception(client: Any, table: str) -> None:
-    code, message = _refused(
+    code, message = refused(
         client.update_item,
         TableName=table,
         Key={"PK": {"S": ""}, "SK": {"S": "A"}},
@@ -289,14 +279,14 @@ def test_update_item__empty_string_key__validation_exception(client: Any, table:
 @pytest.mark.parametrize("method", ["get_item", "delete_item"])
 def test_wrong_key_type__get_or_delete__validation_exception(client: Any, table: str, method: str) -> None:
     """Not a 200 with nothing: DynamoDB says the key does not match the schema."""
-    assert _refused(getattr(client, method), TableName=table, Key={"PK": {"N": "1"}, "SK": {"S": "A"}}) == (
+    assert refused(getattr(client, method), TableName=table, Key={"PK": {"N": "1"}, "SK": {"S": "A"}}) == (
         "ValidationException",
         "The provided key element does not match the schema",
     )
 
 
 def test_query__key_value_of_the_wrong_type__validation_exception(client: Any, table: str) -> None:
-    assert _refused(
+    assert refused(
         client.query,
         TableName=table,
         KeyConditionExpression="PK = :pk",
@@ -318,7 +308,7 @@ def test_query__partition_key_not_compared_with_equals__validation_exception_in_
     client: Any, table: str, condition: str, message: str
 ) -> None:
     """A Query reads one partition: `begins_with` on the partition key, or no partition key, is refused."""
-    assert _refused(
+    assert refused(
         client.query,
         TableName=table,
         KeyConditionExpression=condition,
@@ -327,7 +317,7 @@ def test_query__partition_key_not_compared_with_equals__validation_exception_in_
 
 
 def test_put_item__gsi_key_of_the_wrong_type__validation_exception(client: Any, table: str) -> None:
-    assert _refused(client.put_item, TableName=table, Item={**_key("G"), "email": {"N": "1"}}) == (
+    assert refused(client.put_item, TableName=table, Item={**_key("G"), "email": {"N": "1"}}) == (
         "ValidationException",
         "One or more parameter values were invalid: Type mismatch for Index Key email Expected: S Actual: N "
         "IndexName: email-index",
@@ -339,7 +329,7 @@ def test_update_item__sets_gsi_key_to_the_wrong_type__validation_exception_and_i
     client: Any, table: str
 ) -> None:
     client.put_item(TableName=table, Item={**_key("G"), "email": {"S": "a@x.io"}})
-    code, message = _refused(
+    code, message = refused(
         client.update_item,
         TableName=table,
         Key=_key("G"),
@@ -362,7 +352,7 @@ def test_put_item__exactly_409600_bytes__accepted(client: Any, table: str) -> No
 
 def test_put_item__409601_bytes__item_size_exceeded(client: Any, table: str) -> None:
     item = {**_key("a", "b"), "d": {"S": _filler(C.MAX_ITEM_BYTES - 6)}}
-    assert _refused(client.put_item, TableName=table, Item=item) == (
+    assert refused(client.put_item, TableName=table, Item=item) == (
         "ValidationException",
         "Item size has exceeded the maximum allowed size",
     )
@@ -372,7 +362,7 @@ def test_update_item__growing_past_409600_bytes__validation_exception_and_item_u
     client: Any, table: str
 ) -> None:
     client.put_item(TableName=table, Item={**_key("a", "b"), "d": {"S": _filler(300_000)}})
-    code, message = _refused(
+    code, message = refused(
         client.update_item,
         TableName=table,
         Key=_key("a", "b"),
@@ -387,7 +377,7 @@ def test_update_item__growing_past_409600_bytes__validation_exception_and_item_u
 
 
 def test_transact_write__condition_check_without_expression__validation_exception(client: Any, table: str) -> None:
-    code, message = _refused(
+    code, message = refused(
         client.transact_write_items,
         TransactItems=[
             {"Put": {"TableName": table, "Item": _key("T")}},
@@ -405,7 +395,7 @@ def test_transact_write__condition_check_without_expression__validation_exceptio
 def test_transact_write__over_4_mb__validation_exception(client: Any, table: str) -> None:
     big = _filler(C.MAX_ITEM_BYTES - 100)
     actions = [{"Put": {"TableName": table, "Item": {**_key(f"T{i}"), "d": {"S": big}}}} for i in range(11)]
-    assert _refused(client.transact_write_items, TransactItems=actions) == (
+    assert refused(client.transact_write_items, TransactItems=actions) == (
         "ValidationException",
         "Transaction request cannot be larger than 4 MB",
     )
@@ -423,7 +413,7 @@ def test_transact_get__100_items__answered(client: Any, table: str) -> None:
 
 
 def test_transact_get__101_items__validation_exception(client: Any, table: str) -> None:
-    code, message = _refused(
+    code, message = refused(
         client.transact_get_items,
         TransactItems=[{"Get": {"TableName": table, "Key": _key(f"K{i}")}} for i in range(C.MAX_TRANSACT_ITEMS + 1)],
     )

@@ -71,55 +71,41 @@ def _worker(
     tally = WorkerTally()
     endpoint = None if conn.backend == "aws" else endpoint_key(conn.endpoint_url)
     with bound(Binding(f"w{worker}", tally, None, endpoint, who=f"stress worker 'w{worker}'")):
-        return _run_ops(op, client, tally, worker, ops, barrier, clock, tick, stop)
-
-
-def _run_ops(
-    op: Op,
-    client: Any,
-    tally: WorkerTally,
-    worker: int,
-    ops: int,
-    barrier: Any,
-    clock: Callable[[], float],
-    tick: Callable[[], None],
-    stop: Any,
-) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    barrier.wait(BARRIER_TIMEOUT)
-    for seq in range(ops):
-        if stop.is_set():
-            break
-        before = (tally.calls, tally.failed, tally.retries)
-        start = clock()
-        ok, code, result = True, None, None
-        try:
-            result = op(client, worker, seq)
-        except (ClientError, BotoCoreError, LabkitError) as exc:
-            if isinstance(exc, LabkitError) and not isinstance(exc, OUTCOME_ERRORS):
+        rows: list[dict[str, Any]] = []
+        barrier.wait(BARRIER_TIMEOUT)
+        for seq in range(ops):
+            if stop.is_set():
+                break
+            before = (tally.calls, tally.failed, tally.retries)
+            start = clock()
+            ok, code, result = True, None, None
+            try:
+                result = op(client, worker, seq)
+            except (ClientError, BotoCoreError, LabkitError) as exc:
+                if isinstance(exc, LabkitError) and not isinstance(exc, OUTCOME_ERRORS):
+                    stop.set()
+                    raise
+                ok, code = False, error_code(exc)
+            except BaseException:
                 stop.set()
                 raise
-            ok, code = False, error_code(exc)
-        except BaseException:
-            stop.set()
-            raise
-        end = clock()
-        failed = tally.failed - before[1] - (0 if ok else 1)
-        rows.append(
-            {
-                "worker": worker,
-                "seq": seq,
-                "start": start,
-                "end": end,
-                "ok": ok,
-                "error_code": code,
-                "result": result,
-                "calls": tally.calls - before[0],
-                "retries": tally.retries - before[2] + max(failed, 0),
-            }
-        )
-        tick()
-    return rows
+            end = clock()
+            failed = tally.failed - before[1] - (0 if ok else 1)
+            rows.append(
+                {
+                    "worker": worker,
+                    "seq": seq,
+                    "start": start,
+                    "end": end,
+                    "ok": ok,
+                    "error_code": code,
+                    "result": result,
+                    "calls": tally.calls - before[0],
+                    "retries": tally.retries - before[2] + max(failed, 0),
+                }
+            )
+            tick()
+        return rows
 
 
 def _process_worker(args: tuple[Any, ...]) -> list[dict[str, Any]]:
