@@ -35,9 +35,11 @@ def doc_block(first_line: str) -> str:
 
 
 def clean_runner_env(home: Path) -> dict[str, str]:
-    """The environment of a clean CI runner: no AWS, labkit or pytest variables, an empty HOME."""
+    """The environment of a clean CI runner: no AWS, labkit or pytest variables, an empty HOME, and
+    ``CI=true`` as every hosted runner sets it (pytest then prints untruncated explanations)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED)}
     env["HOME"] = str(home)
+    env["CI"] = "true"
     return env
 
 
