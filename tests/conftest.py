@@ -16,7 +16,7 @@ import labkit
 from labkit.backend import Connection
 
 #: Helpers and fixtures shared by the test files of one wing (one test file per labkit module).
-pytest_plugins = ["invariants_support", "races_support", "singleton_support", "uniqueness_support"]
+pytest_plugins = ["engine_support", "invariants_support", "races_support", "singleton_support", "uniqueness_support"]
 
 
 @pytest.fixture(scope="session")

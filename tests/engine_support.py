@@ -1,5 +1,7 @@
 """Helpers shared by the engine's test files (tests/test_endpoint_*.py): a raw HTTP poster,
-boto3 clients with client-side validation and retries off, and a table factory."""
+boto3 clients with client-side validation and retries off, a table factory, and the fixtures
+``endpoint`` (one embedded endpoint per test module) and ``client`` (a raw client of it); a module
+that needs another endpoint (a fake clock, short timeouts) defines its own."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import http.client
 import json
 import os
 import uuid
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
 
@@ -15,6 +18,9 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, settings
+
+from labkit.embedded import start_endpoint
+from labkit.endpoint import EmbeddedEndpoint
 
 #: The fuzz tests' example count (LABKIT_FUZZ_EXAMPLES=5000 for a deeper local run).
 FUZZ_EXAMPLES = int(os.environ.get("LABKIT_FUZZ_EXAMPLES", 250))
@@ -43,6 +49,17 @@ def raw_client(url: str, region: str = REGION) -> Any:
         aws_secret_access_key="labkit",
         config=Config(parameter_validation=False, retries={"mode": "standard", "total_max_attempts": 1}),
     )
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[EmbeddedEndpoint]:
+    with start_endpoint() as ep:
+        yield ep
+
+
+@pytest.fixture(scope="module")
+def client(endpoint: EmbeddedEndpoint) -> Any:
+    return raw_client(endpoint.url)
 
 
 def post(url: str, target: str | None, body: bytes, region: str = REGION) -> tuple[int, dict[str, Any]]:

@@ -12,22 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from engine_support import make_table, raw_client, refused, scan_all
-
-from labkit.embedded import start_endpoint
-from labkit.endpoint import EmbeddedEndpoint
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[EmbeddedEndpoint]:
-    with start_endpoint() as ep:
-        yield ep
-
-
-@pytest.fixture(scope="module")
-def client(endpoint: EmbeddedEndpoint) -> Any:
-    return raw_client(endpoint.url)
-
+from engine_support import make_table, refused, scan_all
 
 ITEM = {
     "PK": {"S": "P"},

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -16,12 +16,6 @@ from labkit.endpoint import DynamoEngine, EmbeddedEndpoint, Rejection, RequestIn
 
 TARGET = "DynamoDB_20120810.ListTables"
 BUG_TABLE = f"labkit-bug-{uuid.uuid4().hex[:8]}"
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[EmbeddedEndpoint]:
-    with start_endpoint() as ep:
-        yield ep
 
 
 BAD_BODIES: dict[str, bytes] = {

@@ -8,7 +8,6 @@ both as raw HTTP (anything at all) and through boto3 with its parameter validati
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,17 +16,10 @@ from engine_support import FUZZ, FUZZ_EXAMPLES, make_table, post, raw_client, sc
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 
 CI = FUZZ
 TABLE = "labkit-fuzz-table"  # replaced by the module's real table name when sent
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[EmbeddedEndpoint]:
-    with start_endpoint() as ep:
-        yield ep
 
 
 @pytest.fixture(scope="module")

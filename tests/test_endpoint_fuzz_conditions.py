@@ -13,7 +13,6 @@ reproducible: the ``labkit-ci`` profile (tests/engine_support.py).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,7 +21,6 @@ from engine_support import FUZZ, make_table, raw_client, scan_all
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 
 #: One attribute of each type DynamoDB has (boto3 sends binary as base64 for us).
@@ -75,12 +73,6 @@ conditions = st.recursive(
     max_leaves=4,
 )
 kinds = st.sampled_from(["Query", "Scan", "PutItem", "UpdateItem", "DeleteItem", "ConditionCheck"])
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[EmbeddedEndpoint]:
-    with start_endpoint() as ep:
-        yield ep
 
 
 @pytest.fixture(scope="module")

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from engine_support import make_table, raw_client
 
-from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 from labkit.endpoint.idempotency import TokenMemory
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[EmbeddedEndpoint]:
-    with start_endpoint() as ep:
-        yield ep
 
 
 def _put(client: Any, table: str, token: str) -> None:

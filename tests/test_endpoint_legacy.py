@@ -13,15 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from engine_support import make_table, raw_client, refused
-
-from labkit.embedded import start_endpoint
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    with start_endpoint() as ep:
-        yield raw_client(ep.url)
+from engine_support import make_table, refused
 
 
 @pytest.fixture

@@ -9,22 +9,13 @@ validation off) to a real endpoint.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
-from engine_support import make_table, raw_client, refused, scan_all
-
-from labkit.embedded import start_endpoint
+from engine_support import make_table, refused, scan_all
 
 MISSING = "labkit-no-such-table"
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    with start_endpoint() as ep:
-        yield raw_client(ep.url)
 
 
 @pytest.fixture(scope="module")

@@ -15,19 +15,10 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
-from engine_support import raw_client
-
-from labkit.embedded import start_endpoint
 
 LARGEST = "9.9999999999999999999999999999999999999E+125"
 LARGEST_PLAIN = "99999999999999999999999999999999999999" + "0" * 88
 SMALLEST_PLAIN = "0." + "0" * 129 + "1"
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    with start_endpoint() as ep:
-        yield raw_client(ep.url)
 
 
 @pytest.fixture

@@ -13,17 +13,9 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
-from engine_support import FUZZ, make_table, raw_client, refused, scan_all
+from engine_support import FUZZ, make_table, refused, scan_all
 from hypothesis import given
 from hypothesis import strategies as st
-
-from labkit.embedded import start_endpoint
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    with start_endpoint() as ep:
-        yield raw_client(ep.url)
 
 
 @pytest.fixture

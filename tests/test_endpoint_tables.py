@@ -11,28 +11,15 @@ are shared by every endpoint in the process).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from engine_support import raw_client, refused
 
-from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 
 HASH = [{"AttributeName": "pk", "KeyType": "HASH"}]
 HASH_RANGE = [*HASH, {"AttributeName": "sk", "KeyType": "RANGE"}]
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[EmbeddedEndpoint]:
-    with start_endpoint() as ep:
-        yield ep
-
-
-@pytest.fixture(scope="module")
-def client(endpoint: EmbeddedEndpoint) -> Any:
-    return raw_client(endpoint.url)
 
 
 def _defs(*names: str) -> list[dict[str, str]]:

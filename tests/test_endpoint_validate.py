@@ -9,22 +9,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from engine_support import make_table, raw_client, refused, scan_all
+from engine_support import make_table, refused, scan_all
 
 from labkit import constants as C
-from labkit.embedded import start_endpoint
-from labkit.endpoint import EmbeddedEndpoint
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[EmbeddedEndpoint]:
-    with start_endpoint() as ep:
-        yield ep
-
-
-@pytest.fixture
-def client(endpoint: EmbeddedEndpoint) -> Any:
-    return raw_client(endpoint.url)
 
 
 @pytest.fixture
