@@ -43,6 +43,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "partition_keys",
         "numbers",
         "engine_hooks",
+        "operations",
+        "intercept",
         "compat",
         "backend",
         "table",
@@ -353,6 +355,18 @@ def test_import__cheap__no_pandas_boto3_moto_or_engine(statement: str) -> None:
     loaded = out.stdout.split()
     assert [m for m in loaded if any(m == h or m.startswith(h + ".") for h in HEAVY)] == []
     assert "labkit.errors" in loaded
+
+
+@pytest.mark.parametrize("statement", ["import labkit.intercept", "import labkit.operations"])
+def test_import__floor_modules__no_pandas_no_race_lab_no_engine(statement: str) -> None:
+    """The interception floor (the plugin's and the race lab's) loads botocore only; the catalogue nothing."""
+    code = f"{statement}\nimport sys\nprint('\\n'.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    loaded = out.stdout.split()
+    heavy = ("pandas", "boto3", "moto", "matplotlib", "labkit.races", "labkit.endpoint", "labkit.embedded")
+    assert [m for m in loaded if any(m == h or m.startswith(h + ".") for h in heavy)] == []
+    if statement.endswith("operations"):
+        assert "botocore" not in loaded
 
 
 def test_import__public_name__loaded_on_first_use() -> None:

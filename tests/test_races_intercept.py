@@ -1,4 +1,4 @@
-"""Every DynamoDB call an actor makes is gated, whatever made it (labkit.races.intercept).
+"""Every DynamoDB call an actor makes is gated, whatever made it (labkit.intercept).
 
 boto3 clients and resources, PynamoDB models, clients created before the run, threads an actor
 starts: all are gated and recorded under the actor. What cannot be gated (another endpoint, a
@@ -30,8 +30,8 @@ from races_support import KEY, put_counter, read_counter
 from labkit import constants as C
 from labkit.backend import Connection
 from labkit.errors import RaceError, ValidationError
+from labkit.intercept import endpoint_key
 from labkit.races import explore, run_interleaving
-from labkit.races.intercept import endpoint_key
 
 
 def team_client(conn: Connection, **config: Any) -> Any:

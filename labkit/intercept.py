@@ -1,4 +1,7 @@
-"""Where every botocore client passes: one class-level wrapper and a thread -> actor binding.
+"""Where every botocore client passes: one class-level wrapper, a thread -> actor binding, observers.
+
+On the floor: the race lab (:mod:`labkit.races`) and the pytest plugin both stand on it, and
+importing it loads botocore only — no pandas, no race lab, no engine.
 
 The race lab gates *every* DynamoDB call an actor makes, whatever made it: a ``boto3.client``, a
 ``boto3.resource(...).Table(...)``, a PynamoDB ``Model``, a client created at import time. They
@@ -34,23 +37,48 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from botocore.client import BaseClient
 from botocore.httpsession import URLLib3Session
 
-from ..errors import RaceError
-from .keys import call_key
+from .errors import RaceError
 
-if TYPE_CHECKING:
-    from ..faults import FaultPlan
-    from .gate import Session
-
-#: The key of a call's record in botocore's request context (labkit.faults reads it too).
+#: The key of a call's record in botocore's request context (labkit.faults reads it too). The
+#: record starts as ``{"operation": name, "params": the request's parameters}`` (after boto3's
+#: resources have serialised their values); the session adds what it records.
 CALL = "labkit_call"
 _SERVICE = "dynamodb"
 _TARGET = "DynamoDB_20120810."
+
+
+class Session(Protocol):
+    """What a run does with the calls of its bound threads (the race lab's gate, a stress tally)."""
+
+    @property
+    def closed(self) -> bool:
+        """True once the run is over: a later call from a thread an actor started is refused."""
+        ...
+
+    def before(self, actor: str, call: dict[str, Any]) -> None:
+        """The call is about to be sent (may block: its turn)."""
+
+    def after(self, actor: str, call: dict[str, Any]) -> None:
+        """Its answer (or error) is in."""
+
+    def refuse(self, error: RaceError) -> None:
+        """A call that cannot be gated: end the run with ``error`` (raises)."""
+
+
+class CallFaults(Protocol):
+    """Faults placed on a run's calls (labkit.faults.FaultPlan): marked before the call, acted on at send."""
+
+    def mark(self, actor: str, context: dict[str, Any]) -> None:
+        """The call with this request context is about to be sent by ``actor``."""
+
+    def send(self, actor: str, client: Any, session: Any, request: Any) -> Any:
+        """botocore's ``before-send``: None to send the request, or the response to answer it with."""
 
 
 @dataclass(eq=False)
@@ -59,7 +87,7 @@ class Binding:
 
     actor: str
     session: Session
-    plan: FaultPlan | None = None
+    plan: CallFaults | None = None
     #: every client must use this endpoint (:func:`endpoint_key` form); None: not checked (AWS)
     endpoint: str | None = None
     #: how messages name the caller: "actor 'A'", "stress worker 'w3'"
@@ -150,7 +178,7 @@ def endpoint_key(url: str | None) -> str | None:
 
 def _on_params(params: Mapping[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
     if current() is not None:
-        context[CALL] = {"operation": model.name, "key": call_key(model.name, params)}
+        context[CALL] = {"operation": model.name, "params": params}
 
 
 def _on_before_call(context: dict[str, Any], **_: Any) -> None:
@@ -350,7 +378,9 @@ def install() -> None:
 __all__ = [
     "CALL",
     "Binding",
+    "CallFaults",
     "Observer",
+    "Session",
     "add_observer",
     "bind_thread",
     "bound",
