@@ -335,6 +335,7 @@ class LabkitSession:
     environment: Routing | None = None  # environment routing, or the session-wide default region
     base: Route | None = None  # the route on for the whole session (every test a labkit test)
     tracker: TableTracker | None = None
+    controller: bool = False  # the xdist process that only hands out tests: routes nothing
     test_environment: Routing | None = None  # the default region of the labkit test running now
     _url: str | None = None
     _routed: list[Route] = field(default_factory=list)
@@ -461,11 +462,8 @@ def _start(config: pytest.Config, namespace: Any) -> None:
         backend, _source(option, os.environ, ini), mode, every, Path(artifacts).resolve() if artifacts else None
     )
     config.stash[_STATE] = state
-    if _xdist_controller(config, namespace):
-        return
-    if state.artifacts_dir is not None:
-        state.artifacts = Artifacts(state.artifacts_dir)
-    if every:
+    state.controller = _xdist_controller(config, namespace)
+    if every and not state.controller:
         state.open()
 
 
@@ -486,6 +484,9 @@ def pytest_configure(config: pytest.Config) -> None:
         "backends other than --labkit-backend's are skipped when unreachable",
     )
     _start(config, config.option)  # a plugin loaded late (conftest's pytest_plugins)
+    state = config.stash[_STATE]
+    if state.artifacts_dir is not None and state.artifacts is None and not state.controller:
+        state.artifacts = Artifacts(state.artifacts_dir)  # after conftest.py: the race lab's listeners
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
