@@ -62,6 +62,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--autoload", action="store_true", help="every installed plugin, against -p no:labkit")
     args = parser.parse_args()
+    plugin: tuple[str, ...]
+    no_plugin: tuple[str, ...]
     if args.autoload:
         plugin, no_plugin = (), ("-p", "no:labkit")
     else:

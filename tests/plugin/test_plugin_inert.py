@@ -94,8 +94,13 @@ def test_unused_plugin__50_tests__loaded_but_imports_nothing_heavy_and_changes_n
     ("args", "extra"),
     [
         pytest.param((), "import pytest\n\n\n@pytest.mark.labkit\ndef test_lab():\n    pass\n", id="marker"),
-        pytest.param((), "def test_lab(labkit_conn):\n    assert labkit_conn.table_name\n", id="labkit_conn"),
-        pytest.param(("--labkit-backend", "embedded"), "", id="option"),
+        pytest.param(
+            (),
+            "def test_lab(labkit_conn):\n    assert labkit_conn.table_name\n",
+            id="labkit_conn",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(("--labkit-backend", "embedded"), "", id="option", marks=pytest.mark.slow),
     ],
 )
 def test_used_plugin__loads_the_routing_floor(tmp_path: Path, args: tuple[str, ...], extra: str) -> None:

@@ -207,7 +207,13 @@ ORDERS = {
 }
 
 
-@pytest.mark.parametrize("order", ORDERS)
+#: The fast loop runs the first and the xdist order; the slow checks (CI) all of them.
+SLOW_ORDERS = ("moto first", "plain first, moto last")
+
+
+@pytest.mark.parametrize(
+    "order", [pytest.param(order, marks=[pytest.mark.slow] if order in SLOW_ORDERS else []) for order in ORDERS]
+)
 def test_team_suite__moto_race_and_plain_tests__pass_together_in_any_order(tmp_path: Path, order: str) -> None:
     """One pytest call, no AWS variables: moto's mock_aws tests, a labkit race test of a module-level
     boto3 Table (routed per test: its lost update found, its ADD proved) and plain tests (a real-AWS
@@ -219,6 +225,7 @@ def test_team_suite__moto_race_and_plain_tests__pass_together_in_any_order(tmp_p
     assert "XFAIL tests/test_order_races.py::test_two_reservations_at_once__both_land[reserve_read_modify_write]" in out
 
 
+@pytest.mark.slow
 def test_team_suite__race_found_with_the_xfail_off__replayable(tmp_path: Path) -> None:
     """The same suite with --runxfail: the read-modify-write fails with the order that loses one, the rest pass."""
     done = run_pytest_in(mixed_team_folder(tmp_path), "-q", "--runxfail", "tests")
