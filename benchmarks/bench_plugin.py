@@ -5,9 +5,9 @@
 Each repetition runs ``python -m pytest -q -p no:cacheprovider`` twice in a fresh process, in an
 empty folder holding ``--tests`` trivial tests and no AWS variables: once with the plugin and once
 without, alternating which goes first so that a busy machine slows both alike. It prints the
-median wall time of each, their difference (what the unused plugin costs one session) and their
-ratio. Nothing here asserts on time; tests/plugin/test_plugin_inert.py checks what the plugin
-imports instead.
+median wall and CPU time of each, their difference (what the unused plugin costs one session) and
+their ratio; on a busy machine the CPU time is the steadier of the two. Nothing here asserts on
+time; tests/plugin/test_plugin_inert.py checks what the plugin imports instead.
 
 By default only labkit's plugin is compared (``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1``, with and
 without ``-p labkit.pytest_plugin``): the other plugins of a dev venv cost the same both ways
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shlex
 import statistics
 import subprocess
@@ -39,8 +40,12 @@ def team_folder(root: Path, tests: int) -> Path:
     return folder
 
 
-def session_seconds(folder: Path, env: dict[str, str], *extra: str) -> float:
-    """Wall time of one pytest session in a new process (interpreter start included)."""
+def session_seconds(folder: Path, env: dict[str, str], *extra: str) -> tuple[float, float]:
+    """Wall time and CPU time (user + system) of one pytest session in a new process, interpreter start included.
+
+    CPU time is what the session itself spends; wall time also holds the waits of a busy machine.
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra],
@@ -51,9 +56,11 @@ def session_seconds(folder: Path, env: dict[str, str], *extra: str) -> float:
         timeout=300,
     )
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"pytest failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def main() -> None:
@@ -77,8 +84,8 @@ def main() -> None:
         if not args.autoload:
             env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         session_seconds(folder, env, *plugin)  # warm the file cache (bytecode, entry points)
-        loaded: list[float] = []
-        off: list[float] = []
+        loaded: list[tuple[float, float]] = []
+        off: list[tuple[float, float]] = []
         for i in range(args.repeat):
             if i % 2:
                 off.append(session_seconds(folder, env, *no_plugin))
@@ -86,13 +93,23 @@ def main() -> None:
             else:
                 loaded.append(session_seconds(folder, env, *plugin))
                 off.append(session_seconds(folder, env, *no_plugin))
-    with_plugin, without = statistics.median(loaded), statistics.median(off)
     mode = "every installed plugin" if args.autoload else "labkit's plugin alone (autoload off)"
     print(f"{args.tests} trivial tests, {mode}, median of {args.repeat} sessions each (a new process per session)")
-    print(f"  plugin loaded, unused : {with_plugin * 1000:7.0f} ms  ({shlex.join(plugin) or 'as installed'})")
-    print(f"  without the plugin    : {without * 1000:7.0f} ms  ({shlex.join(no_plugin) or 'autoload off'})")
-    cost = (with_plugin - without) * 1000
-    print(f"  unused plugin costs   : {cost:7.0f} ms per session (ratio {with_plugin / without:.2f})")
+    print(f"  {'':22}  {'wall':>8}  {'cpu':>8}")
+    rows = (
+        ("plugin loaded, unused", loaded, shlex.join(plugin) or "as installed"),
+        ("without the plugin", off, shlex.join(no_plugin) or "autoload off"),
+    )
+    medians = {}
+    for name, runs, how in rows:
+        wall, cpu = (statistics.median(r[i] for r in runs) * 1000 for i in (0, 1))
+        medians[name] = (wall, cpu)
+        print(f"  {name:22}  {wall:6.0f}ms  {cpu:6.0f}ms  ({how})")
+    (wall_on, cpu_on), (wall_off, cpu_off) = medians.values()
+    print(
+        f"  {'unused plugin costs':22}  {wall_on - wall_off:6.0f}ms  {cpu_on - cpu_off:6.0f}ms  per session "
+        f"(ratio {wall_on / wall_off:.2f} wall, {cpu_on / cpu_off:.2f} cpu)"
+    )
 
 
 if __name__ == "__main__":
