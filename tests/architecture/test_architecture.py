@@ -45,6 +45,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "engine_hooks",
         "operations",
         "intercept",
+        "routing",
         "compat",
         "backend",
         "table",
