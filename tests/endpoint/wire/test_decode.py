@@ -60,7 +60,9 @@ def test_decode__missing_required_member__400_in_dynamodb_words(endpoint: Embedd
 
 
 def test_decode__operation_moto_does_not_implement__400_saying_what_to_use(endpoint: EmbeddedEndpoint) -> None:
-    status, payload = post(endpoint.url, "DynamoDB_20120810.DescribeContributorInsights", b'{"TableName": "labkit-t"}')
+    status, payload = post(
+        endpoint.url, "DynamoDB_20120810.DescribeKinesisStreamingDestination", b'{"TableName": "labkit-t"}'
+    )
     assert (status, code_of(payload)) == (400, "UnknownOperationException")
     assert "DynamoDB Local" in payload["message"]
 
