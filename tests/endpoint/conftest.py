@@ -155,8 +155,10 @@ def code_of(payload: dict[str, Any]) -> str:
     return str(payload.get("__type", "")).rpartition("#")[2]
 
 
-def make_table(client: Any, *, range_key: bool = True, gsi: bool = False, stream: bool = False) -> str:
-    """A fresh PAY_PER_REQUEST table PK (S) [+ SK (S)] [+ GSI email-index on email (S)]."""
+def make_table(
+    client: Any, *, range_key: bool = True, gsi: bool = False, stream: bool = False, lsi: bool = False
+) -> str:
+    """A fresh PAY_PER_REQUEST table PK (S) [+ SK (S)] [+ GSI email-index on email (S)] [+ LSI at-index on at (S)]."""
     name = f"labkit-eng-{uuid.uuid4().hex[:10]}"
     keys = [{"AttributeName": "PK", "KeyType": "HASH"}]
     attrs = [{"AttributeName": "PK", "AttributeType": "S"}]
@@ -170,6 +172,15 @@ def make_table(client: Any, *, range_key: bool = True, gsi: bool = False, stream
             {
                 "IndexName": "email-index",
                 "KeySchema": [{"AttributeName": "email", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ]
+    if lsi:
+        attrs.append({"AttributeName": "at", "AttributeType": "S"})
+        extra["LocalSecondaryIndexes"] = [
+            {
+                "IndexName": "at-index",
+                "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "at", "KeyType": "RANGE"}],
                 "Projection": {"ProjectionType": "ALL"},
             }
         ]

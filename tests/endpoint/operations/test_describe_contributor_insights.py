@@ -62,27 +62,11 @@ def test_describe_contributor_insights__table_arn__answers_for_the_table(dynamod
 
 
 def test_describe_contributor_insights__missing_table_or_index__resource_not_found(client: Any) -> None:
-    """ "The operation tried to access a nonexistent table or index": a missing table, an index the table
-    lacks, and a local secondary index (Contributor Insights covers tables and global secondary indexes)."""
+    """The reference's "The operation tried to access a nonexistent table or index": a missing table, an
+    index the table lacks, a local secondary index (Contributor Insights covers tables and global
+    secondary indexes)."""
     table = make_table(client, gsi=True)
-    lsi_table = f"{table}-lsi"
-    client.create_table(
-        TableName=lsi_table,
-        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "PK", "AttributeType": "S"},
-            {"AttributeName": "SK", "AttributeType": "S"},
-            {"AttributeName": "at", "AttributeType": "S"},
-        ],
-        LocalSecondaryIndexes=[
-            {
-                "IndexName": "at-index",
-                "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "at", "KeyType": "RANGE"}],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    lsi_table = make_table(client, lsi=True)
     for params in (
         {"TableName": "labkit-no-such-table"},
         {"TableName": table, "IndexName": "no-such-index"},
