@@ -123,6 +123,8 @@ def _check_set(kind: str, elements: Any) -> None:
     if not isinstance(elements, list):
         raise ClientFault("SerializationException", f"a {kind} value must be a JSON array")
     if not elements:
+        if kind == "BS":  # DynamoDB words the binary set's rule apart from the other two
+            raise _invalid("One or more parameter values were invalid: Binary sets should not be empty")
         raise _invalid(f"One or more parameter values were invalid: An {_SET_NAMES[kind]} set  may not be empty")
     if kind == "SS":
         if not all(isinstance(e, str) for e in elements):

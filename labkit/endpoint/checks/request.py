@@ -48,11 +48,24 @@ def table_schema(schema_of: SchemaOf, table: str) -> TableSchema:
     return schema
 
 
-def parse_scope(scope: Mapping[str, Any], plan: Plan) -> dict[str, X.Parsed]:
+#: The expressions a write of one item takes, as DynamoDB names them when none is given.
+PUT_EXPRESSIONS = ("ConditionExpression",)
+UPDATE_EXPRESSIONS = ("UpdateExpression", "ConditionExpression")
+
+
+def _none_given(takes: tuple[str, ...]) -> str:
+    """ ": UpdateExpression and ConditionExpression are null" (DynamoDB's suffix when a write has none)."""
+    if not takes:
+        return ""
+    return f": {' and '.join(takes)} {'is' if len(takes) == 1 else 'are'} null"
+
+
+def parse_scope(scope: Mapping[str, Any], plan: Plan, takes: tuple[str, ...] = ()) -> dict[str, X.Parsed]:
     """Parse every expression of one parameter scope; check placeholders are defined and all used.
 
     A scope is the request, one action of a transaction, or one table of a BatchGetItem; what
-    is parsed is kept in ``plan`` for the stages after validation.
+    is parsed is kept in ``plan`` for the stages after validation. ``takes``: the expressions a
+    single-item write accepts (DynamoDB names them when values are given without any).
     """
     names, values = scope.get("ExpressionAttributeNames"), scope.get("ExpressionAttributeValues")
     parsed: dict[str, X.Parsed] = {}
@@ -79,7 +92,8 @@ def parse_scope(scope: Mapping[str, Any], plan: Plan) -> dict[str, X.Parsed]:
         if not given:
             raise invalid(f"ExpressionAttribute{kind} must not be empty")
         if not parsed:
-            raise invalid(f"ExpressionAttribute{kind} can only be specified when using expressions")
+            suffix = _none_given(takes) if kind == "Values" else ""
+            raise invalid(f"ExpressionAttribute{kind} can only be specified when using expressions{suffix}")
         used = set().union(*((p.names if kind == "Names" else p.values) for p in parsed.values()))
         unused = [k for k in given if k not in used]
         if unused:
@@ -97,11 +111,11 @@ def parse_scope(scope: Mapping[str, Any], plan: Plan) -> dict[str, X.Parsed]:
 
 
 def on_table(
-    params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan
+    params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan, takes: tuple[str, ...] = ()
 ) -> tuple[str, TableSchema, dict[str, X.Parsed]]:
     """The first checks of a request (or action) on one table: its expressions, then the table."""
     table = params["TableName"]
-    parsed = parse_scope(params, plan)
+    parsed = parse_scope(params, plan, takes)
     return table, table_schema(schema_of, table), parsed
 
 
@@ -135,15 +149,25 @@ def check_update_targets(schema: TableSchema, params: Mapping[str, Any], parsed:
 
 
 def check_keyed_write(
-    params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan, transactional: bool = False, check_only: bool = False
+    params: Mapping[str, Any],
+    schema_of: SchemaOf,
+    plan: Plan,
+    transactional: bool = False,
+    check_only: bool = False,
+    takes: tuple[str, ...] = PUT_EXPRESSIONS,
 ) -> None:
     """A write of one item named by its ``Key`` — UpdateItem, DeleteItem, a transaction's Update and
     Delete — or a transaction's ConditionCheck (``check_only``): the key, and the attributes an
-    UpdateExpression may not touch."""
-    table, schema, parsed = on_table(params, schema_of, plan)
+    UpdateExpression may not touch. ``takes``: the expressions it accepts (UpdateItem's two)."""
+    table, schema, parsed = on_table(params, schema_of, plan, takes)
     pk = check_key(schema, params["Key"])
     check_update_targets(schema, params, parsed)
     plan.writes.append(Target(table, dict(params["Key"]), pk, transactional, check_only=check_only))
+
+
+def check_update(params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan, transactional: bool = False) -> None:
+    """An UpdateItem, or a transaction's Update: :func:`check_keyed_write` with UpdateItem's expressions."""
+    check_keyed_write(params, schema_of, plan, transactional, takes=UPDATE_EXPRESSIONS)
 
 
 def check_select(params: Mapping[str, Any]) -> None:
@@ -178,10 +202,13 @@ def validate(request: Request, schema_of: SchemaOf, check: Check | None) -> Plan
 
 
 __all__ = [
+    "PUT_EXPRESSIONS",
+    "UPDATE_EXPRESSIONS",
     "Check",
     "check_keyed_write",
     "check_select",
     "check_start_key",
+    "check_update",
     "check_update_targets",
     "index_keys",
     "on_table",

@@ -14,6 +14,7 @@ import functools
 import re
 from typing import Any
 
+from ... import constants as C
 from ...operations import Op
 from ..errors import ClientFault, invalid
 from ..values import canonicalise
@@ -124,11 +125,56 @@ def request_spec(service: str, operation: str) -> Spec:
     return _spec(input_shape(service, operation), {})
 
 
+def _java_value(value: Any) -> str:
+    """An attribute value as DynamoDB's Java front door prints it: ``{S: x,}``, ``{M: {a={N: 1,}},}``."""
+    if not isinstance(value, dict):
+        return str(value)
+    parts = []
+    for kind, inner in value.items():
+        if kind == "M" and isinstance(inner, dict):
+            shown = "{" + ", ".join(f"{k}={_java_value(v)}" for k, v in inner.items()) + "}"
+        elif kind == "L" and isinstance(inner, list):
+            shown = "[" + ", ".join(_java_value(v) for v in inner) + "]"
+        elif isinstance(inner, list):
+            shown = "[" + ", ".join(map(str, inner)) + "]"
+        elif isinstance(inner, bool):
+            shown = str(inner).lower()
+        else:
+            shown = str(inner)
+        parts.append(f"{kind}: {shown},")
+    return "{" + "".join(parts) + "}"
+
+
+def java_text(value: Any, spec: Spec) -> str:
+    """``value`` as DynamoDB echoes a request member in a constraint message: Java's ``toString`` of
+    its model (structures ``{Name: value,}``, maps ``{key=value}``, lists ``[a, b]``), in full."""
+    if spec.opaque:
+        return _java_value(value)
+    if spec.kind == "structure" and isinstance(value, dict):
+        shown = (
+            f"{name}: {java_text(value[name], member)},"
+            for name, (_, member) in spec.members.items()
+            if value.get(name) is not None
+        )
+        return "{" + "".join(shown) + "}"
+    if spec.kind == "list" and isinstance(value, list) and spec.member is not None:
+        return "[" + ", ".join(java_text(v, spec.member) for v in value) + "]"
+    if spec.kind == "map" and isinstance(value, dict) and spec.value is not None:
+        return "{" + ", ".join(f"{k}={java_text(v, spec.value)}" for k, v in value.items()) + "}"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
 def _check_length(value: Any, spec: Spec, path: str, size: int, errors: list[str]) -> None:
     if spec.low is not None and size < spec.low:
         errors.append(_error(value, path, f"Member must have length greater than or equal to {spec.low}"))
     if spec.high is not None and size > spec.high:
-        errors.append(_error(value, path, f"Member must have length less than or equal to {spec.high}"))
+        constraint = f"Member must have length less than or equal to {spec.high}"
+        if spec.kind == "list":  # a list past its limit is echoed whole, as Java prints it
+            errors.append(f"Value '{java_text(value, spec)}' at '{path}' failed to satisfy constraint: {constraint}")
+        else:
+            errors.append(_error(value, path, constraint))
 
 
 def _wrong_type(value: Any, spec: Spec) -> bool:
@@ -210,14 +256,44 @@ def _query_limit(error: str) -> str:
     return f"Value at 'Limit' {rest}" if found and value.startswith("Value '") else error
 
 
+def _batch_front_door(operation: str, params: dict[str, Any], spec: Spec) -> None:
+    """What DynamoDB's front door says of a batch's ``RequestItems`` before its other constraints:
+    an empty map is a missing parameter; a table's list past its limit is named apart."""
+    requests = params.get("RequestItems")
+    if not isinstance(requests, dict):
+        return
+    if not requests:
+        raise invalid(f"The requestItems parameter is required for {operation}")
+    if operation == Op.BATCH_GET_ITEM:
+        for table, request in requests.items():
+            keys = request.get("Keys") if isinstance(request, dict) else None
+            if isinstance(keys, list) and len(keys) > C.MAX_BATCH_GET_KEYS:
+                raise invalid(
+                    f"1 validation error detected: Value at 'RequestItems.{table}.member.Keys' failed to satisfy "
+                    f"constraint: Member must have length less than or equal to {C.MAX_BATCH_GET_KEYS}"
+                )
+        return
+    if any(isinstance(r, list) and not 1 <= len(r) <= C.MAX_BATCH_WRITE_ITEMS for r in requests.values()):
+        shown = java_text(requests, spec.members["RequestItems"][1])
+        raise invalid(
+            f"1 validation error detected: Value '{shown}' at 'requestItems' failed to satisfy constraint: Map value "
+            f"must satisfy constraint: [Member must have length less than or equal to {C.MAX_BATCH_WRITE_ITEMS}, "
+            "Member must have length greater than or equal to 1]"
+        )
+
+
 def check_request(service: str, operation: str, params: dict[str, Any]) -> None:
     """Check a whole request against the operation's input shape, as DynamoDB's front door does:
     every broken constraint in one ``N validation errors detected: ...; ...`` (a bad table name
-    alone: DynamoDB stops there). CreateTable's front door speaks first of a missing TableName."""
+    alone: DynamoDB stops there). CreateTable's front door speaks first of a missing TableName;
+    a batch's front door of an empty or overfull ``RequestItems``."""
     if operation == Op.CREATE_TABLE and params.get("TableName") is None:
         raise invalid("The parameter 'TableName' is required but was not present in the request")
+    spec = request_spec(service, operation)
+    if operation in (Op.BATCH_GET_ITEM, Op.BATCH_WRITE_ITEM):
+        _batch_front_door(operation, params, spec)
     errors: list[str] = []
-    check(params, request_spec(service, operation), "", errors, create=operation == Op.CREATE_TABLE)
+    check(params, spec, "", errors, create=operation == Op.CREATE_TABLE)
     if not errors:
         return
     named = [e for e in errors if "' at 'tableName' " in e]
@@ -232,4 +308,13 @@ def check_request(service: str, operation: str, params: dict[str, Any]) -> None:
     )
 
 
-__all__ = ["TABLE_NAME", "Spec", "check", "check_request", "input_shape", "request_spec", "table_name_errors"]
+__all__ = [
+    "TABLE_NAME",
+    "Spec",
+    "check",
+    "check_request",
+    "input_shape",
+    "java_text",
+    "request_spec",
+    "table_name_errors",
+]

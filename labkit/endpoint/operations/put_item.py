@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..checks.items import check_item
-from ..checks.request import on_table
+from ..checks.request import PUT_EXPRESSIONS, on_table
 from ..plan import Plan, Target
 from ..schema import SchemaOf
 from . import Steps, translated
@@ -14,7 +14,7 @@ from . import Steps, translated
 
 def check_put(params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan, transactional: bool = False) -> None:
     """One Put — a PutItem, or a Put of a TransactWriteItems (``transactional``)."""
-    table, schema, _ = on_table(params, schema_of, plan)
+    table, schema, _ = on_table(params, schema_of, plan, PUT_EXPRESSIONS)
     key, pk = check_item(schema, params["Item"])
     plan.writes.append(Target(table, key, pk, transactional))
 

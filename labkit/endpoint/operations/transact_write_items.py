@@ -15,7 +15,7 @@ from typing import Any
 from ... import constants as C
 from ...capacity import item_size
 from ..checks.items import KeyMismatch
-from ..checks.request import check_keyed_write
+from ..checks.request import check_keyed_write, check_update
 from ..errors import cancelled, invalid
 from ..plan import Plan
 from ..schema import SchemaOf
@@ -34,7 +34,7 @@ ACTIONS: Mapping[str, Callable[[Mapping[str, Any], SchemaOf, Plan, bool], None]]
     "ConditionCheck": _check_condition,
     "Put": check_put,
     "Delete": check_keyed_write,
-    "Update": check_keyed_write,
+    "Update": check_update,
 }
 
 

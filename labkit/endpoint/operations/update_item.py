@@ -3,9 +3,9 @@ that may not touch a key attribute; moto applies the expression, the store keeps
 
 from __future__ import annotations
 
-from ..checks.request import check_keyed_write
+from ..checks.request import check_update
 from . import Steps, translated
 
-STEPS = Steps(check=translated(check_keyed_write))
+STEPS = Steps(check=translated(check_update))
 
 __all__ = ["STEPS"]

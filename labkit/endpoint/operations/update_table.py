@@ -1,12 +1,13 @@
-"""UpdateTable: DynamoDB's billing-mode rules, against the table's current mode, checked before
-moto updates the table (API reference: UpdateTable)."""
+"""UpdateTable: DynamoDB's billing-mode rules, against the table's current mode, and its rules for
+GlobalSecondaryIndexUpdates (a new index's keys defined, a deleted or updated index existing),
+checked before moto updates the table (API reference: UpdateTable)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import invalid
+from ..errors import ClientFault, invalid
 from ..wire.decode import Request
 from . import Steps
 from .create_table import check_billing
@@ -38,10 +39,35 @@ def _check_update(params: Mapping[str, Any], current: tuple[float, float] | None
             )
 
 
+def _check_index_updates(params: Mapping[str, Any], defined: list[str], global_indexes: set[str]) -> None:
+    """GlobalSecondaryIndexUpdates against the table: a new index's keys must be defined (in the
+    request's AttributeDefinitions or the table's), an index deleted or updated must exist."""
+    given = [str(a.get("AttributeName")) for a in params.get("AttributeDefinitions") or ()]
+    known = given + [name for name in defined if name not in given]
+    for update in params.get("GlobalSecondaryIndexUpdates") or ():
+        create = update.get("Create")
+        if create is not None:
+            keys = [str(k.get("AttributeName")) for k in create.get("KeySchema") or ()]
+            if any(key not in known for key in keys):
+                raise invalid(
+                    "One or more parameter values were invalid: Some index key attributes are not defined in "
+                    f"AttributeDefinitions. Keys: [{', '.join(keys)}], AttributeDefinitions: [{', '.join(given)}]"
+                )
+        for kind in ("Delete", "Update"):
+            named = update.get(kind)
+            if named is not None and named.get("IndexName") not in global_indexes:
+                raise ClientFault("ResourceNotFoundException", "Requested resource not found")
+
+
 def _answer(store: MotoStore, request: Request) -> Response | None:
-    found = store.capacity(request.account, request.region, request.params["TableName"])
+    account, region, table = request.account, request.region, request.params["TableName"]
+    found = store.capacity(account, region, table)
     if found is not None:
         _check_update(request.params, found[1])
+    schema = store.schema(account, region, table)
+    if schema is not None:
+        defined = store.attribute_names(account, region, table) or []
+        _check_index_updates(request.params, defined, {i.name for i in schema.indexes if not i.local})
     return None
 
 

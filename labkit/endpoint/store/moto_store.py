@@ -263,6 +263,11 @@ class MotoStore:
         """Replace an existing table's tags."""
         self._table(account, region, table_name).tags = [{"Key": k, "Value": v} for k, v in tags.items()]
 
+    def attribute_names(self, account: str, region: str, table_name: str) -> list[str] | None:
+        """The names in the table's AttributeDefinitions, in its order; None if the table does not exist."""
+        table = self._table(account, region, table_name)
+        return None if table is None else [str(a["AttributeName"]) for a in table.attr]
+
     def capacity(self, account: str, region: str, table_name: str) -> tuple[str, tuple[float, float] | None] | None:
         """(table ARN, (RCU, WCU) if PROVISIONED else None); None if the table does not exist."""
         table = self._table(account, region, table_name)
