@@ -1,7 +1,8 @@
 """The versions labkit's endpoint relies on, checked at import before anything imports moto.
 
-The embedded endpoint calls moto's internals (``labkit/endpoint/store/moto_store.py``): moto 5.0 and 5.1 fail at
-import (``cannot import name 'ServiceException'``), 5.2.0 answers every DescribeTable with HTTP 500.
+The embedded endpoint calls moto's internals (listed in ``labkit/endpoint/store/moto_adapter.py``):
+moto 5.0 and 5.1 fail at import (``cannot import name 'ServiceException'``), 5.2.0 answers every
+DescribeTable with HTTP 500.
 The range here is the one pyproject.toml declares; ``constraints.txt`` pins the exact version the
 tests passed on. Reading the installed version is cheap (package metadata, no import of moto).
 """

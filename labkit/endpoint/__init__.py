@@ -10,8 +10,8 @@ A request flows through the engine (:mod:`.engine`) stage by stage, each stage i
 What one operation adds to those stages is its module in :mod:`.operations` (``GetItem`` ->
 ``operations/get_item.py``), found from the catalogue (:mod:`labkit.operations`). The engine's
 errors are :mod:`.errors` (``ClientFault``); what a validated request touches is :mod:`.plan`.
-Only :mod:`.store.moto_store` imports moto. The engine imports no plug-in: it is handed its hooks
-and ``Labkit.*`` control operations, and :mod:`labkit.embedded` (the composition root) lists
+Only :mod:`.store.moto_adapter` (the one door to moto) imports moto. The engine imports no plug-in:
+it is handed its hooks and ``Labkit.*`` control operations, and :mod:`labkit.embedded` (the composition root) lists
 labkit's defaults and builds engines and endpoints. Every request is applied under one lock, so
 a condition check and its write never interleave with another request and a cancelled
 transaction leaves nothing behind. The store lives in memory: stopping the process loses it.

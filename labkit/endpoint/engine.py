@@ -159,7 +159,6 @@ class DynamoEngine:
         return response(status, dict(payload))
 
     def _handle(self, request: Request) -> Response:
-        self.store.begin()
         account, region = request.account, request.region
         schema_of = self.store.schema_of(account, region)
         steps = steps_of(request.operation) if request.service == DYNAMODB else NO_STEPS

@@ -1,5 +1,5 @@
-"""The engine's shape: only labkit/endpoint/store/moto_store.py imports moto; no engine module is
-large; one module per operation in labkit/endpoint/operations/, found from the catalogue."""
+"""The engine's shape: only labkit/endpoint/store/moto_adapter.py (the one door to moto) imports moto; no
+engine module is large; one module per operation in labkit/endpoint/operations/, found from the catalogue."""
 
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
-def test_layout__only_the_moto_store_imports_moto() -> None:
+def test_layout__only_the_moto_adapter_imports_moto() -> None:
     importers = sorted(str(p.relative_to(LABKIT)) for p in LABKIT.rglob("*.py") if "moto" in _imports(p))
-    assert importers == ["endpoint/store/moto_store.py"]
+    assert importers == ["endpoint/store/moto_adapter.py"]
 
 
 def test_layout__engine_modules_are_a_few_hundred_lines_at_most() -> None:

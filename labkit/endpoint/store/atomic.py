@@ -48,7 +48,7 @@ def restore(table: Any, hash_value: Any, range_value: Any, item: Any) -> None:
 class AtomicBackend:
     """moto's DynamoDBBackend with atomic multi-item writes; everything else passes through.
 
-    Subclassed in :mod:`labkit.endpoint.store.moto_store` (which imports moto): :meth:`wire` turns a moto
+    Subclassed in :mod:`labkit.endpoint.store.moto_store` (moto through its adapter): :meth:`wire` turns a moto
     item into plain JSON, :meth:`fault` a moto error into a ClientFault, and :attr:`moto_errors`
     are the errors moto raises for a request it refuses.
     """

@@ -1,4 +1,5 @@
-"""The store: moto's DynamoDB, where a table's items live and are read. The ONLY module that imports moto.
+"""The store: moto's DynamoDB, where a table's items live and are read (moto reached through
+:mod:`.moto_adapter`, the one door to moto).
 
 Runs under the engine's lock. :meth:`MotoStore.apply` applies a validated data-plane request
 atomically: it calls moto's ``DynamoHandler`` methods on the decoded JSON (skipping moto's
@@ -9,12 +10,8 @@ restore what they wrote if a write fails; a failed UpdateItem leaves its item as
 request touched, and what a table holds, is reported as plain data (:meth:`MotoStore.item`,
 :meth:`~MotoStore.collection`, :meth:`~MotoStore.schema`, :meth:`~MotoStore.tags`, ...).
 
-When a MotoStore is created, :func:`_prepare_moto` checks moto's internals (else one-line
-:class:`~labkit.errors.ConfigurationError`) and changes five: moto's registry of every model
-instance (the leak: 3 items per UpdateItem, forever) is off for DynamoDB's models; moto's
-405,000-byte item cap is lifted (the engine checks DynamoDB's 409,600); TransactGetItems takes 100;
-``+`` and ``-`` on numbers are exact (:mod:`labkit.numbers`) and moto's float-based number range
-check is off (:mod:`labkit.endpoint.values` checks DynamoDB's range exactly).
+When a MotoStore is created, :func:`.moto_adapter.prepare` checks every moto internal the engine
+relies on (else one-line :class:`~labkit.errors.ConfigurationError`) and makes its five changes.
 """
 
 from __future__ import annotations
@@ -24,13 +21,10 @@ import json
 import re
 import sys
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ... import numbers
-from ...compat import INSTALL_MOTO
-from ...errors import ConfigurationError
 from ...operations import ITEM_WRITES, MOTO_METHODS, WRITES
 from ..errors import ClientFault
 from ..expressions.evaluate import as_bytes, holds
@@ -41,99 +35,29 @@ from ..schema import SchemaOf, TableSchema, schema_of
 from ..wire.decode import STREAMS, Request
 from ..wire.encode import Response, fault_response, headers_for
 from .atomic import AtomicBackend
+from .changes import Change, Commit, Listener
+from .moto_adapter import (
+    DynamoDBBackend,
+    DynamoDBStreamsBackend,
+    DynamoDBStreamsHandler,
+    DynamoHandler,
+    DynamoType,
+    JsonRESTError,
+    MotoRequest,
+    ServiceException,
+    camelcase_to_underscores,
+    get_account_id_from,
+    prepare,
+    wire,
+)
 
 WireItem = dict[str, Any]
-
-try:
-    import moto
-    import moto.dynamodb.responses as _moto_responses
-    from moto.core.common_models import BaseModel
-    from moto.core.exceptions import JsonRESTError, ServiceException
-    from moto.core.model_instances import model_data
-    from moto.core.request import Request as MotoRequest
-    from moto.core.utils import camelcase_to_underscores
-    from moto.dynamodb.models import dynamodb_backends
-    from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
-    from moto.dynamodb.models.table import Table
-    from moto.dynamodb.models.utilities import dynamo_to_dict
-    from moto.dynamodb.responses import DynamoHandler
-    from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
-    from moto.iam.models import get_account_id_from
-except ImportError as _exc:  # pragma: no cover - depends on the installed moto
-    raise ConfigurationError(
-        f"labkit's embedded endpoint cannot use the installed moto ({_exc}); {INSTALL_MOTO}"
-    ) from _exc
 
 DEFAULT_ACCOUNT = "123456789012"
 
 #: Operations answered by calling moto's action methods directly (the catalogue's ``moto`` field).
 FAST_OPERATIONS: Mapping[str, str] = MOTO_METHODS
 _BINARY = re.compile(rb'"BS?"\s*:')
-_prepared = False
-
-
-def _prepare_moto() -> None:
-    """Check moto's internals this module relies on; switch off the leak and the wrong limits. Once."""
-    global _prepared
-    if _prepared:
-        return
-    expected = [
-        (BaseModel, "__new__"),
-        (Item, "__init__"),
-        (LimitedSizeDict, "__setitem__"),
-        (Table, "_validate_number_type"),
-        (_moto_responses, "TRANSACTION_MAX_ITEMS"),
-        *((DynamoHandler, method) for method in FAST_OPERATIONS.values()),
-        (DynamoHandler, "dispatch"),
-        (DynamoDBStreamsHandler, "dispatch"),
-    ]
-    missing = [f"{getattr(owner, '__name__', owner)}.{name}" for owner, name in expected if not hasattr(owner, name)]
-    if missing or "dynamodb" not in model_data:
-        raise ConfigurationError(
-            f"labkit's embedded endpoint does not support moto {moto.__version__}: it lacks {', '.join(missing)}; "
-            + INSTALL_MOTO
-        )
-    for service in ("dynamodb", "dynamodbstreams"):
-        for cls in model_data.get(service, {}).values():
-            cls.__new__ = _untracked  # type: ignore[method-assign]
-            cls.instances_tracked = []  # type: ignore[attr-defined]
-    LimitedSizeDict.__setitem__ = dict.__setitem__  # type: ignore[method-assign]
-    _moto_responses.TRANSACTION_MAX_ITEMS = 100
-    DynamoType.__add__ = _arithmetic(DynamoType.__add__, numbers.add)  # type: ignore[method-assign]
-    DynamoType.__sub__ = _arithmetic(DynamoType.__sub__, numbers.subtract)  # type: ignore[method-assign]
-    Table._validate_number_type = _unchecked  # type: ignore[method-assign]  # float-based; values.py is exact
-    _prepared = True
-
-
-def _arithmetic(moto_operator: Any, exact: Callable[[str, str], str]) -> Any:
-    """moto's ``+``/``-`` on two numbers, done exactly and written as DynamoDB stores numbers
-    (moto's Decimal arithmetic rounds to 28 digits and may answer ``3.0E+2``)."""
-
-    def operator(self: Any, other: Any) -> Any:
-        if getattr(self, "type", None) != "N" or getattr(other, "type", None) != "N":
-            return moto_operator(self, other)
-        try:
-            return DynamoType({"N": exact(self.value, other.value)})
-        except numbers.NumberError as exc:
-            raise ClientFault("ValidationException", str(exc)) from exc
-
-    return operator
-
-
-def _unchecked(self: Any, value: Any) -> None:
-    """moto's number check compares floats (9.99...E+125 written out overflows); the engine checked it exactly."""
-
-
-def _new(cls: type, *args: Any, **kwargs: Any) -> Any:
-    return object.__new__(cls)
-
-
-_untracked = staticmethod(_new)
-
-
-def wire(item: Any) -> WireItem | None:
-    """A moto ``Item`` as plain DynamoDB JSON (binary values as bytes), or None."""
-    return None if item is None else dynamo_to_dict(item.attrs)
 
 
 def _fault(exc: JsonRESTError | ServiceException) -> ClientFault:
@@ -174,6 +98,26 @@ class _Handler(DynamoHandler):
         return self.store.backend(self.current_account, self.region)
 
 
+class _StreamsBackend(DynamoDBStreamsBackend):
+    """moto's Streams backend over the store's own DynamoDB backend (not moto's registry)."""
+
+    store: MotoStore
+
+    @property
+    def dynamodb(self) -> Any:
+        return self.store.real(self.account_id, self.region_name)
+
+
+class _StreamsHandler(DynamoDBStreamsHandler):
+    """moto's Streams handler, talking to the store's own Streams backend."""
+
+    store: MotoStore
+
+    @property
+    def backend(self) -> Any:
+        return self.store.streams(self.current_account, self.region)
+
+
 @dataclass
 class Applied:
     """A successful request's answer, and what it touched, as plain data."""
@@ -186,25 +130,43 @@ class Applied:
 
 
 class MotoStore:
-    """moto's DynamoDB for one endpoint. Not thread-safe: the engine holds one lock around every call."""
+    """moto's DynamoDB for one endpoint. Not thread-safe: the engine holds one lock around every call.
+
+    The store owns its moto backends (one DynamoDB and one Streams backend per account and
+    region), outside moto's process-wide registry: moto's ``mock_aws`` resets that registry when
+    it starts and stops, and never touches these; the tables a ``mock_aws`` test makes never
+    appear here. Every write it applies goes through :meth:`commit` (the durable log, the
+    partition index, then each listener in :attr:`listeners`).
+    """
 
     def __init__(self) -> None:
-        _prepare_moto()
+        prepare()
         self._backends: dict[tuple[str, str], _Backend] = {}
-        self._reals: dict[tuple[str, str], Any] = {}  # moto's backends, looked up once per request
+        self._reals: dict[tuple[str, str], Any] = {}  # the store's own moto DynamoDB backends
+        self._streams: dict[tuple[str, str], Any] = {}  # ... and Streams backends
         self._schemas: dict[int, tuple[Any, tuple[int, int, int], TableSchema]] = {}
         self._accounts: dict[str, str] = {}
         self._handler: type[_Handler] = type("_BoundHandler", (_Handler,), {"store": self})
+        self._streams_handler: type[_StreamsHandler] = type("_BoundStreams", (_StreamsHandler,), {"store": self})
+        self._streams_backend: type[_StreamsBackend] = type("_OwnStreams", (_StreamsBackend,), {"store": self})
+        #: Told of every commit, in order, after the store holds it (see :mod:`.changes`).
+        self.listeners: list[Listener] = []
 
-    def begin(self) -> None:
-        """A new request: look moto's backends up afresh (moto may have been reset meanwhile)."""
-        self._reals.clear()
-
-    def _real(self, account: str, region: str) -> Any:
+    def real(self, account: str, region: str) -> Any:
+        """The store's own moto DynamoDB backend for an account and region (made on first use)."""
         real = self._reals.get((account, region))
         if real is None:
-            real = self._reals[(account, region)] = dynamodb_backends[account][region]
+            real = self._reals[(account, region)] = DynamoDBBackend(region, account)
         return real
+
+    _real = real
+
+    def streams(self, account: str, region: str) -> Any:
+        """The store's own moto Streams backend for an account and region (made on first use)."""
+        found = self._streams.get((account, region))
+        if found is None:
+            found = self._streams[(account, region)] = self._streams_backend(region, account)
+        return found
 
     # plain-data views ---------------------------------------------------------------------------
     def account_of(self, access_key: str | None) -> str:
@@ -219,11 +181,10 @@ class MotoStore:
         return account
 
     def backend(self, account: str, region: str) -> _Backend:
-        """The wrapped backend for an account and region (rewrapped if moto was reset)."""
-        real = self._real(account, region)
+        """The wrapped backend for an account and region."""
         wrapped = self._backends.get((account, region))
-        if wrapped is None or wrapped.real is not real:
-            wrapped = self._backends[(account, region)] = _Backend(self, real, (account, region))
+        if wrapped is None:
+            wrapped = self._backends[(account, region)] = _Backend(self, self._real(account, region), (account, region))
         return wrapped
 
     def _table(self, account: str, region: str, table: str) -> Any:
@@ -309,20 +270,35 @@ class MotoStore:
         who = (request.account, request.region)
         wrapped = self.backend(*who)
         writes = [(t.table, t.key) for t in plan.writes]
-        before = [self.item(*who, t, k) for t, k in writes] if track else []
+        before = [self.item(*who, t, k) for t, k in writes]
         self._check_condition(request, plan)
         wrapped.track, wrapped.reads, wrapped.params, wrapped.plan = track, [], request.params, plan
         try:
             payload = self._call(request, given)
         finally:
             wrapped.track, wrapped.params = False, {}
+        after = [self.item(*who, t, k) for t, k in writes]
+        changes = tuple(
+            Change(target.table, dict(target.key), old, new)
+            for target, old, new in zip(plan.writes, before, after, strict=True)
+            if not target.check_only and (old is not None or new is not None)
+        )
+        if changes:
+            self.commit(Commit(request.account, request.region, request.operation, changes))
         self._collection_metrics(request, plan, payload)
-        applied = Applied(payload, before)
+        applied = Applied(payload, before if track else [])
         if track:
-            applied.after = [self.item(*who, t, k) for t, k in writes]
+            applied.after = after
             applied.gets = [self.item(*who, t, k) for t, k, _, _ in plan.gets]
             applied.scanned, wrapped.reads = wrapped.reads, []
         return applied
+
+    def commit(self, commit: Commit) -> None:
+        """The one place every write goes through, once applied and before its answer is sent:
+        each listener in :attr:`listeners`, in order, is told what changed (the items' images
+        before and after, or the tables a control-plane request changed)."""
+        for listener in self.listeners:
+            listener(commit)
 
     def _collection_metrics(self, request: Request, plan: Plan, payload: dict[str, Any]) -> None:
         """ItemCollectionMetrics for ReturnItemCollectionMetrics=SIZE (tables with a local secondary index)."""
@@ -383,7 +359,7 @@ class MotoStore:
 
     def dispatch(self, request: Request) -> Response:
         """moto's own request handling (werkzeug Request, botocore parser and serializer)."""
-        handler: Any = DynamoDBStreamsHandler if request.service == STREAMS else self._handler
+        handler: Any = self._streams_handler if request.service == STREAMS else self._handler
         if not hasattr(handler(), camelcase_to_underscores(request.operation)):
             raise ClientFault(
                 "UnknownOperationException",

@@ -14,18 +14,20 @@ import pytest
 import labkit
 from labkit.backend import Connection
 from labkit.endpoint import DynamoEngine
+from labkit.endpoint.store import moto_adapter as _moto_adapter
 from labkit.endpoint.store import moto_store as _moto_store
 from labkit.table import table_spec
 from tests.endpoint.conftest import engine_headers, key
 
-moto_store: Any = _moto_store  # the tests probe moto internals the module does not export
+moto_store: Any = _moto_store  # the tests probe moto internals the modules do not export
+moto_adapter: Any = _moto_adapter
 
 
 def test_start__moto_lacks_a_method_the_engine_calls__one_line_configuration_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(moto_store, "_prepared", False)
-    monkeypatch.delattr(moto_store.DynamoHandler, "transact_get_items")
+    monkeypatch.setattr(moto_adapter, "_prepared", False)
+    monkeypatch.delattr(moto_adapter.DynamoHandler, "transact_get_items")
     with pytest.raises(labkit.ConfigurationError) as caught:
         moto_store.MotoStore()
     message = str(caught.value)
@@ -36,9 +38,9 @@ def test_start__moto_lacks_a_method_the_engine_calls__one_line_configuration_err
 
 def test_start__moto_as_expected__item_registry_off_and_dynamodb_limits() -> None:
     moto_store.MotoStore()
-    assert moto_store.Item.__new__ is moto_store._new  # not BaseModel.__new__, which registers every instance
-    assert moto_store.LimitedSizeDict.__setitem__ is dict.__setitem__  # no 405,000-byte cap
-    assert moto_store._moto_responses.TRANSACTION_MAX_ITEMS == 100
+    assert moto_adapter.Item.__new__ is moto_adapter._new  # not BaseModel.__new__, which registers every instance
+    assert moto_adapter.LimitedSizeDict.__setitem__ is dict.__setitem__  # no 405,000-byte cap
+    assert moto_adapter.moto_responses.TRANSACTION_MAX_ITEMS == 100
 
 
 # --- the fast path agrees with moto's dispatch ---------------------------------------------------
