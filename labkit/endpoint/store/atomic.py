@@ -19,17 +19,31 @@ from ..errors import ClientFault, cancelled
 from ..expressions.evaluate import holds
 from ..plan import Plan
 from ..schema import TableSchema
+from . import reads
 
 WireItem = dict[str, Any]
+#: The keyword arguments moto's handler passes to ``DynamoDBBackend.query`` that the index reads (or
+#: leaves for the engine: the engine evaluates filters; ``consistent_read`` changes nothing in one store).
+_QUERY_OPTIONS = frozenset(
+    {"consistent_read", "expr_names", "expr_values", "filter_expression", "hash_key_conditions", "range_key_conditions"}
+)
+#: ``DynamoDBBackend.scan``'s parameters after ``filter_expression``, in moto's order.
+_SCAN_ARGS = ("expr_names", "expr_values", "index_name", "consistent_read", "projection_expression", "segments")
 
 
 class Store(Protocol):
     """What the backend asks of :class:`~labkit.endpoint.store.moto_store.MotoStore`."""
 
+    #: The tables' orders a Query or Scan reads (False: moto walks the table, as it does alone).
+    orders: reads.Orders
+    indexed: bool
+
     def schema(self, account: str, region: str, table_name: str) -> TableSchema | None: ...
 
     @staticmethod
     def key_names(table: Any) -> list[str]: ...
+
+    def key_values(self, table: Any, key: dict[str, Any]) -> tuple[Any, Any]: ...
 
 
 def restore(table: Any, hash_value: Any, range_value: Any, item: Any) -> None:
@@ -95,15 +109,111 @@ class AtomicBackend:
             restore(table, hash_value, range_value, before)
             raise
 
-    def query(self, table_name: str, *args: Any, **kwargs: Any) -> Any:
-        """moto's query (called as moto's handler calls it); remembers the items read before the filter."""
-        items, scanned, last_key = self.real.query(table_name, *args, **kwargs)
-        return self._filter(table_name, items, scanned, last_key, kwargs)
+    def query(
+        self,
+        table_name: str,
+        hash_key_dict: dict[str, Any] | None,
+        range_comparison: str | None,
+        range_value_dicts: list[dict[str, Any]],
+        limit: int | None,
+        exclusive_start_key: dict[str, Any] | None,
+        scan_index_forward: bool,
+        projection_expressions: Any,
+        index_name: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """moto's query, called as moto's handler calls it: served from the store's index (the
+        partition's range only, :mod:`.reads`) when it can be, else by moto; remembers the items read
+        before the engine's filter."""
+        served = None
+        conditions = kwargs.get("range_key_conditions") or []
+        if (
+            self.store.indexed
+            and not projection_expressions
+            and not kwargs.get("filter_expression")
+            and len(kwargs.get("hash_key_conditions") or []) <= 1
+            and len(conditions) <= 1
+            and not set(kwargs) - _QUERY_OPTIONS
+        ):
+            served = self._served(
+                table_name,
+                lambda table, schema: reads.query(
+                    self.store.orders,
+                    self.who,
+                    table,
+                    schema,
+                    self.store.key_values,
+                    hash_key=hash_key_dict,
+                    comparison=range_comparison,
+                    values=range_value_dicts,
+                    limit=limit,
+                    start=exclusive_start_key,
+                    forward=scan_index_forward,
+                    index_name=index_name,
+                    range_conditions=conditions,
+                ),
+            )
+        if served is None:
+            served = self.real.query(
+                table_name,
+                hash_key_dict,
+                range_comparison,
+                range_value_dicts,
+                limit,
+                exclusive_start_key,
+                scan_index_forward,
+                projection_expressions,
+                index_name=index_name,
+                **kwargs,
+            )
+        items, scanned, last_key = served
+        return self._filter(table_name, items, scanned, last_key, {"index_name": index_name})
 
-    def scan(self, table_name: str, *args: Any, **kwargs: Any) -> Any:
-        """moto's scan (called as moto's handler calls it); remembers the items read before the filter."""
-        items, scanned, last_key = self.real.scan(table_name, *args, **kwargs)
-        return self._filter(table_name, items, scanned, last_key, kwargs)
+    def scan(
+        self,
+        table_name: str,
+        filters: dict[str, Any],
+        limit: int | None,
+        exclusive_start_key: dict[str, Any] | None,
+        filter_expression: Any = None,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
+        """moto's scan, called as moto's handler calls it: one page from the store's scan order
+        (:mod:`.reads`) when it can be, else by moto; remembers the items read before the engine's filter."""
+        options = dict(zip(_SCAN_ARGS, args, strict=False)) | kwargs
+        served = None
+        if (
+            self.store.indexed
+            and not filters
+            and filter_expression is None
+            and not options.get("projection_expression")
+        ):
+            served = self._served(
+                table_name,
+                lambda table, schema: reads.scan(
+                    self.store.orders,
+                    self.who,
+                    table,
+                    schema,
+                    self.store.key_values,
+                    limit=limit,
+                    start=exclusive_start_key,
+                    index_name=options.get("index_name"),
+                    segments=options.get("segments") or (None, None),
+                ),
+            )
+        if served is None:
+            served = self.real.scan(table_name, filters, limit, exclusive_start_key, filter_expression, *args, **kwargs)
+        items, scanned, last_key = served
+        return self._filter(table_name, items, scanned, last_key, {"index_name": options.get("index_name")})
+
+    def _served(self, table_name: str, read: Any) -> Any:
+        table = self.real.tables.get(table_name)
+        schema = self.store.schema(*self.who, table_name)
+        if table is None or schema is None:
+            return None
+        return read(table, schema)
 
     def _filter(
         self, table_name: str, items: list[Any], scanned: int, last_key: Any, kwargs: dict[str, Any]

@@ -47,9 +47,11 @@ from .moto_adapter import (
     ServiceException,
     camelcase_to_underscores,
     get_account_id_from,
+    key_values,
     prepare,
     wire,
 )
+from .reads import Orders
 
 WireItem = dict[str, Any]
 
@@ -151,6 +153,14 @@ class MotoStore:
         self._streams_backend: type[_StreamsBackend] = type("_OwnStreams", (_StreamsBackend,), {"store": self})
         #: Told of every commit, in order, after the store holds it (see :mod:`.changes`).
         self.listeners: list[Listener] = []
+        #: Each table's keys in Query and Scan order (:mod:`.partitions`); ``indexed = False``: moto
+        #: walks the whole table for each Query and Scan, as it does alone (the index's oracle in tests).
+        self.orders = Orders(wire)
+        self.indexed = True
+
+    def key_values(self, table: Any, key: dict[str, Any]) -> tuple[Any, Any]:
+        """moto's (hash, range) values of a plain key of ``table``."""
+        return key_values(table, key)
 
     def real(self, account: str, region: str) -> Any:
         """The store's own moto DynamoDB backend for an account and region (made on first use)."""
@@ -297,6 +307,7 @@ class MotoStore:
         """The one place every write goes through, once applied and before its answer is sent:
         each listener in :attr:`listeners`, in order, is told what changed (the items' images
         before and after, or the tables a control-plane request changed)."""
+        self.orders.follow(commit)
         for listener in self.listeners:
             listener(commit)
 
