@@ -35,8 +35,10 @@ def _serve(args: argparse.Namespace) -> int:
 
         rules = load_rules(args.faults)
         print(f"labkit: injecting faults from {args.faults} ({len(rules.rules)} rule(s), seed {rules.seed})")
-    endpoint = start_endpoint(args.port, profile=args.profile, faults=rules)
+    data = _data_dir(args)
+    endpoint = start_endpoint(args.port, profile=args.profile, faults=rules, data=data)
     print(f"labkit: embedded DynamoDB endpoint listening on {endpoint.url} (127.0.0.1 only, profile {args.profile})")
+    print(f"  tables kept in {data} across restarts" if data else "  tables in memory only (--data DIR keeps them)")
     print(f"  aws dynamodb list-tables --endpoint-url {endpoint.url}")
     print(f"  notebooks/kernels: export {ENV_EMBEDDED_URL}={endpoint.url}")
     print("  Ctrl-C to stop", flush=True)
@@ -52,6 +54,15 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         endpoint.stop()
     return 0
+
+
+#: The data directory when --data is not given (``labkit serve``, ``labkit lab``); unset: memory only.
+ENV_DATA = "LABKIT_DATA"
+
+
+def _data_dir(args: argparse.Namespace) -> str | None:
+    """--data DIR, else $LABKIT_DATA, else None (the tables live in memory)."""
+    return args.data or os.environ.get(ENV_DATA) or None
 
 
 def _notebook_dir(explicit: str | None) -> Path:
@@ -78,9 +89,12 @@ def _lab(args: argparse.Namespace) -> int:
     if env.get(ENV_BACKEND, "embedded") == "embedded" and not env.get(ENV_ENDPOINT_URL):
         from .embedded import start_endpoint
 
-        endpoint = start_endpoint(args.port)
+        data = _data_dir(args)
+        endpoint = start_endpoint(args.port, data=data)
         env[ENV_EMBEDDED_URL] = endpoint.url
-        print(f"labkit: embedded DynamoDB endpoint on {endpoint.url}; the notebooks' kernels share it", flush=True)
+        kept = f"; tables kept in {data}" if data else ""
+        shared = f"labkit: embedded DynamoDB endpoint on {endpoint.url}; the notebooks' kernels share it"
+        print(shared + kept, flush=True)
     try:
         status = run_lab(
             notebooks,
@@ -150,12 +164,18 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--faults", metavar="FILE", help="inject DynamoDB errors by rule (JSON; see labkit.faults; labkit profile only)"
     )
+    data_help = (
+        "keep every table in DIR across restarts (each write fsync-ed before it is answered; made if missing); "
+        f"default ${ENV_DATA}, else memory only"
+    )
+    serve.add_argument("--data", metavar="DIR", help=data_help)
     serve.set_defaults(func=_serve)
 
     lab = sub.add_parser("lab", help="open JupyterLab on notebooks/ with the embedded endpoint running")
     lab.add_argument("--port", type=int, default=0, help="endpoint port (default: any free port)")
     lab.add_argument("--notebooks", help="notebooks folder (default: ./notebooks)")
     lab.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    lab.add_argument("--data", metavar="DIR", help=data_help)
     lab.add_argument("jupyter_args", nargs=argparse.REMAINDER, help="passed on to `jupyter lab`")
     lab.set_defaults(func=_lab)
 

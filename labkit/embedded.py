@@ -26,6 +26,7 @@ Every endpoint listens on 127.0.0.1 only (:class:`labkit.endpoint.EmbeddedEndpoi
 from __future__ import annotations
 
 import contextlib
+import os
 import select
 import socket
 import threading
@@ -71,10 +72,12 @@ def build_engine(
     *,
     clock: Callable[[], float] = time.monotonic,
     faults: FaultRules | None = None,
+    data: str | os.PathLike[str] | None = None,
 ) -> DynamoEngine:
     """An engine of ``profile`` (see :data:`PROFILES`); ``faults`` are its first fault rules.
 
     ``clock`` (seconds, monotonic) is the engine's time; tests and lessons inject a fake one.
+    ``data``: a data directory its tables live in across restarts (None: memory only).
     """
     check_choice("profile", profile, PROFILES)
     if profile == DYNAMODB_LOCAL:
@@ -83,9 +86,9 @@ def build_engine(
                 f"fault rules need the {LABKIT!r} profile: the {DYNAMODB_LOCAL!r} profile has no fault "
                 f"injector (drop --faults, or use --profile {LABKIT})"
             )
-        return DynamoEngine(clock)
+        return DynamoEngine(clock, data=data)
     injector = FaultInjector(faults)
-    engine = DynamoEngine(clock, controls=labkit_controls(injector))
+    engine = DynamoEngine(clock, controls=labkit_controls(injector), data=data)
     # The hooks, in the order the engine calls them: throttling is decided before faults.
     engine.add_hook(PartitionThrottle(settings=engine_settings(engine)))
     engine.add_hook(injector)
@@ -103,15 +106,17 @@ def start_endpoint(
     body_timeout: float = C.REQUEST_BODY_TIMEOUT_SECONDS,
     keep_alive: float = C.IDLE_KEEP_ALIVE_SECONDS,
     sock: socket.socket | None = None,
+    data: str | os.PathLike[str] | None = None,
 ) -> EmbeddedEndpoint:
     """A started endpoint on ``host:port`` (port 0: any free port) serving ``engine``, or a new
     engine of ``profile`` (:func:`build_engine`). ``with start_endpoint() as ep:`` stops it after.
-    ``sock``: serve on this listening socket (``bind_loopback``) instead of binding one.
+    ``sock``: serve on this listening socket (``bind_loopback``) instead of binding one. ``data``:
+    the new engine's data directory (tables kept across restarts); stopping releases it.
     """
     if engine is None:
-        engine = build_engine(profile, clock=clock, faults=faults)
-    elif profile != LABKIT or faults is not None or clock is not time.monotonic:
-        raise ConfigurationError("pass either engine=... or the options to build one (profile, clock, faults)")
+        engine = build_engine(profile, clock=clock, faults=faults, data=data)
+    elif profile != LABKIT or faults is not None or clock is not time.monotonic or data is not None:
+        raise ConfigurationError("pass either engine=... or the options to build one (profile, clock, faults, data)")
     endpoint = EmbeddedEndpoint(port, engine, host=host, body_timeout=body_timeout, keep_alive=keep_alive, sock=sock)
     return endpoint.start()
 

@@ -17,6 +17,7 @@ table views.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -53,7 +54,9 @@ class DynamoEngine:
     default. ``controls`` maps an ``X-Amz-Target`` (e.g. ``"Labkit.SetFaults"``) to the
     :data:`Control` that answers it; any other target is decoded as a DynamoDB request, so an
     engine without controls answers ``Labkit.*`` as DynamoDB answers an unknown operation.
-    :func:`labkit.embedded.build_engine` builds one with labkit's defaults.
+    ``data``: a data directory (``labkit serve --data DIR``): tables are restored from it and every
+    write is written there before it is answered (:mod:`labkit.endpoint.store.durable`); None (the
+    default): memory only. :func:`labkit.embedded.build_engine` builds one with labkit's defaults.
     """
 
     def __init__(
@@ -61,17 +64,23 @@ class DynamoEngine:
         clock: Callable[[], float] = time.monotonic,
         hooks: Iterable[Hook] = (),
         controls: Mapping[str, Control] | None = None,
+        data: str | os.PathLike[str] | None = None,
     ) -> None:
         self.lock = threading.RLock()
         self._clock = clock
         self._advanced = 0.0
         from .store.moto_store import MotoStore  # moto takes ~0.3 s to import: only when an engine is built
 
-        self.store: MotoStore = MotoStore()
+        self.store: MotoStore = MotoStore(data)
         self.tokens = TokenMemory(self.now)
         self._generation = 0
         self._hooks: list[Hook] = list(hooks)
         self._controls: dict[str, Control] = dict(controls or {})
+
+    def close(self) -> None:
+        """Release what the engine holds beyond memory (its data directory, if it has one)."""
+        with self.lock:
+            self.store.close()
 
     # the engine's time -----------------------------------------------------------------------
     def now(self) -> float:
@@ -168,7 +177,9 @@ class DynamoEngine:
         if request.service != DYNAMODB or request.operation not in DATA_PLANE:
             self._generation += 1
             answered = steps.answer(self.store, request) if steps.answer is not None else None
-            return answered if answered is not None else self.store.dispatch(request)
+            found = answered if answered is not None else self.store.dispatch(request)
+            self.store.controlled(request, found[0])
+            return found
         params = request.params
         hooks = list(self._hooks)
         rejection: Rejection | None = None

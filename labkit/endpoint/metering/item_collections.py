@@ -12,11 +12,13 @@ secondary index have item collections; for others nothing is returned.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ...capacity import item_size
-from ..schema import IndexSchema, TableSchema
+from ...operations import ITEM_WRITES, WRITES
+from ..plan import Plan
+from ..schema import IndexSchema, SchemaOf, TableSchema
 
 GIGABYTE = 1024**3
 
@@ -60,4 +62,32 @@ def has_collections(schema: TableSchema | None) -> bool:
     return schema is not None and any(i.local for i in schema.indexes)
 
 
-__all__ = ["GIGABYTE", "collection_size", "has_collections", "metrics"]
+def attach(
+    operation: str,
+    params: Mapping[str, Any],
+    plan: Plan,
+    payload: dict[str, Any],
+    schema_of: SchemaOf,
+    collection: Callable[[str, str, Mapping[str, Any]], list[dict[str, Any]]],
+) -> None:
+    """ItemCollectionMetrics for ReturnItemCollectionMetrics=SIZE, set in ``payload`` (tables with a local
+    secondary index); ``collection(table, hash key, value)``: the items of one item collection."""
+    payload.pop("ItemCollectionMetrics", None)
+    if params.get("ReturnItemCollectionMetrics") != "SIZE" or operation not in WRITES:
+        return
+    found: dict[str, dict[str, dict[str, Any]]] = {}  # table -> canonical pk -> metrics
+    for target in plan.writes:
+        schema = schema_of(target.table)
+        if schema is None or not has_collections(schema) or target.pk in found.get(target.table, {}):
+            continue
+        key_value = target.key[schema.hash_key]
+        items = collection(target.table, schema.hash_key, key_value)
+        found.setdefault(target.table, {})[target.pk] = metrics(schema, key_value, items)
+    if operation in ITEM_WRITES:
+        for per_table in found.values():
+            payload["ItemCollectionMetrics"] = next(iter(per_table.values()))
+    elif found:
+        payload["ItemCollectionMetrics"] = {table: list(per_key.values()) for table, per_key in found.items()}
+
+
+__all__ = ["GIGABYTE", "attach", "collection_size", "has_collections", "metrics"]

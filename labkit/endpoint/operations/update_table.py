@@ -1,9 +1,12 @@
 """UpdateTable: DynamoDB's billing-mode rules, against the table's current mode, and its rules for
 GlobalSecondaryIndexUpdates (a new index's keys defined, a deleted or updated index existing),
-checked before moto updates the table (API reference: UpdateTable)."""
+checked before moto updates the table (API reference: UpdateTable). AttributeDefinitions given
+for a new index are added to the table's (moto would replace them)."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -65,10 +68,22 @@ def _answer(store: MotoStore, request: Request) -> Response | None:
     if found is not None:
         _check_update(request.params, found[1])
     schema = store.schema(account, region, table)
-    if schema is not None:
-        defined = store.attribute_names(account, region, table) or []
-        _check_index_updates(request.params, defined, {i.name for i in schema.indexes if not i.local})
-    return None
+    if schema is None:
+        return None
+    defined = store.attribute_names(account, region, table) or []
+    _check_index_updates(request.params, defined, {i.name for i in schema.indexes if not i.local})
+    given = request.params.get("AttributeDefinitions")
+    if not given:
+        return None
+    # moto replaces the table's AttributeDefinitions with the request's (DynamoDB adds them): keep the
+    # table's own definitions, then the new ones, and let moto apply that request.
+    merged = list(store.attribute_definitions(account, region, table) or [])
+    names = {a["AttributeName"] for a in merged}
+    merged += [a for a in given if a.get("AttributeName") not in names]
+    params = {**request.params, "AttributeDefinitions": merged}
+    body = json.dumps(params).encode("utf-8")
+    headers = {k: v for k, v in request.headers.items() if k != "content-encoding"}
+    return store.dispatch(dataclasses.replace(request, params=params, body=body, headers=headers))
 
 
 STEPS = Steps(answer=_answer)

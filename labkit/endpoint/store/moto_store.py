@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import sys
 import traceback
@@ -25,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...operations import ITEM_WRITES, MOTO_METHODS, WRITES
+from ...operations import ITEM_WRITES, MOTO_METHODS
 from ..errors import ClientFault
 from ..expressions.evaluate import as_bytes, holds
 from ..expressions.syntax import Condition
@@ -48,10 +49,12 @@ from .moto_adapter import (
     camelcase_to_underscores,
     get_account_id_from,
     key_values,
+    new_item,
     prepare,
     wire,
 )
 from .reads import Orders
+from .restore import Durable
 
 WireItem = dict[str, Any]
 
@@ -141,7 +144,7 @@ class MotoStore:
     partition index, then each listener in :attr:`listeners`).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, data: str | os.PathLike[str] | None = None) -> None:
         prepare()
         self._backends: dict[tuple[str, str], _Backend] = {}
         self._reals: dict[tuple[str, str], Any] = {}  # the store's own moto DynamoDB backends
@@ -157,6 +160,53 @@ class MotoStore:
         #: walks the whole table for each Query and Scan, as it does alone (the index's oracle in tests).
         self.orders = Orders(wire)
         self.indexed = True
+        #: The data directory (``--data``, :mod:`.restore`): every commit written there before its answer.
+        self.durable: Durable | None = Durable.open(self, data) if data is not None else None
+
+    def close(self) -> None:
+        """Release the data directory (if any); the store answers nothing durable after this."""
+        if self.durable is not None:
+            self.durable.close()
+            self.durable = None
+
+    def accounts(self) -> list[tuple[str, str]]:
+        """The (account, region) pairs the store has backends for."""
+        return list(self._reals)
+
+    def table_object(self, account: str, region: str, table_name: str) -> Any:
+        """moto's table object (its identity tells a table made again from the same one)."""
+        return self._table(account, region, table_name)
+
+    def all_items(self, account: str, region: str, table_name: str) -> list[WireItem]:
+        """Every item of the table, as plain data (binary values as bytes)."""
+        table = self._table(account, region, table_name)
+        if table is None:
+            return []
+        entries = (e for part in table.items.values() for e in (part.values() if isinstance(part, dict) else [part]))
+        return [w for w in map(wire, entries) if w is not None]
+
+    def insert(self, account: str, region: str, table_name: str, items: list[WireItem]) -> None:
+        """Put items straight into moto's table (a restart's restore: no conditions, no stream records)."""
+        table = self._table(account, region, table_name)
+        for attrs in items:
+            item = new_item(table, attrs)
+            if item.range_key is not None:
+                table.items[item.hash_key][item.range_key] = item
+            else:
+                table.items[item.hash_key] = item
+
+    def remove(self, account: str, region: str, table_name: str, key: Mapping[str, Any]) -> None:
+        table = self._table(account, region, table_name)
+        hash_value, range_value = key_values(table, dict(key))
+        if range_value is not None:
+            table.items.get(hash_value, {}).pop(range_value, None)
+        else:
+            table.items.pop(hash_value, None)
+
+    def controlled(self, request: Request, status: int) -> None:
+        """After a control-plane request: with a data directory, write there what it changed."""
+        if self.durable is not None:
+            self.durable.controlled(request.operation, request.account, request.region, status)
 
     def key_values(self, table: Any, key: dict[str, Any]) -> tuple[Any, Any]:
         """moto's (hash, range) values of a plain key of ``table``."""
@@ -234,10 +284,15 @@ class MotoStore:
         """Replace an existing table's tags."""
         self._table(account, region, table_name).tags = [{"Key": k, "Value": v} for k, v in tags.items()]
 
+    def attribute_definitions(self, account: str, region: str, table_name: str) -> list[dict[str, str]] | None:
+        """The table's AttributeDefinitions (copies), in its order; None if the table does not exist."""
+        table = self._table(account, region, table_name)
+        return None if table is None else [dict(a) for a in table.attr]
+
     def attribute_names(self, account: str, region: str, table_name: str) -> list[str] | None:
         """The names in the table's AttributeDefinitions, in its order; None if the table does not exist."""
-        table = self._table(account, region, table_name)
-        return None if table is None else [str(a["AttributeName"]) for a in table.attr]
+        found = self.attribute_definitions(account, region, table_name)
+        return None if found is None else [str(a["AttributeName"]) for a in found]
 
     def capacity(self, account: str, region: str, table_name: str) -> tuple[str, tuple[float, float] | None] | None:
         """(table ARN, (RCU, WCU) if PROVISIONED else None); None if the table does not exist."""
@@ -295,7 +350,14 @@ class MotoStore:
         )
         if changes:
             self.commit(Commit(request.account, request.region, request.operation, changes))
-        self._collection_metrics(request, plan, payload)
+        item_collections.attach(
+            request.operation,
+            request.params,
+            plan,
+            payload,
+            self.schema_of(*who),
+            lambda table, name, value: self.collection(*who, table, name, value),
+        )
         applied = Applied(payload, before if track else [])
         if track:
             applied.after = after
@@ -307,32 +369,11 @@ class MotoStore:
         """The one place every write goes through, once applied and before its answer is sent:
         each listener in :attr:`listeners`, in order, is told what changed (the items' images
         before and after, or the tables a control-plane request changed)."""
+        if self.durable is not None:
+            self.durable.write(commit)
         self.orders.follow(commit)
         for listener in self.listeners:
             listener(commit)
-
-    def _collection_metrics(self, request: Request, plan: Plan, payload: dict[str, Any]) -> None:
-        """ItemCollectionMetrics for ReturnItemCollectionMetrics=SIZE (tables with a local secondary index)."""
-        payload.pop("ItemCollectionMetrics", None)
-        if request.params.get("ReturnItemCollectionMetrics") != "SIZE" or request.operation not in WRITES:
-            return
-        found: dict[str, dict[str, dict[str, Any]]] = {}  # table -> canonical pk -> metrics
-        for target in plan.writes:
-            schema = self.schema(request.account, request.region, target.table)
-            if (
-                schema is None
-                or not item_collections.has_collections(schema)
-                or target.pk in found.get(target.table, {})
-            ):
-                continue
-            key_value = target.key[schema.hash_key]
-            items = self.collection(request.account, request.region, target.table, schema.hash_key, key_value)
-            found.setdefault(target.table, {})[target.pk] = item_collections.metrics(schema, key_value, items)
-        if request.operation in ITEM_WRITES:
-            for per_table in found.values():
-                payload["ItemCollectionMetrics"] = next(iter(per_table.values()))
-        elif found:
-            payload["ItemCollectionMetrics"] = {table: list(per_key.values()) for table, per_key in found.items()}
 
     def _check_condition(self, request: Request, plan: Plan) -> None:
         """A single-item write's ConditionExpression, on the item as it is now (moto never sees it)."""
@@ -358,10 +399,17 @@ class MotoStore:
                 raise _fault_from_body(status, answer)
             payload: dict[str, Any] = json.loads(answer or b"{}")
             return payload
+        return self._direct(request.account, request.region, method, params)
+
+    def call(self, account: str, region: str, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+        """moto's answer to one request (no binary values), its handler method called on ``params``."""
+        return self._direct(account, region, camelcase_to_underscores(operation), params)
+
+    def _direct(self, account: str, region: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
         handler = self._handler()
         handler.body = handler.params = params
         handler.uri_match = {}
-        handler.current_account, handler.region = request.account, request.region
+        handler.current_account, handler.region = account, region
         try:
             result = getattr(handler, method)()
         except (JsonRESTError, ServiceException) as exc:

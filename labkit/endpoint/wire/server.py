@@ -257,6 +257,9 @@ class EmbeddedEndpoint:
         self._server = None
         self._thread = None
         self._socket = None
+        close = getattr(self.engine, "close", None)
+        if close is not None:
+            close()  # an engine with a data directory releases it
 
     def __enter__(self) -> EmbeddedEndpoint:
         return self if self.running else self.start()
