@@ -1,6 +1,7 @@
-"""GetItem latency and 16-thread throughput: labkit's endpoint vs moto, measured in one run.
+"""GetItem latency and 16-thread throughput: labkit's endpoint vs moto, measured in one run; and what
+``--data DIR`` (every write fsync-ed before its answer) costs a write against memory.
 
-    python benchmarks/bench_endpoint.py [--calls 1000] [--threads 16] [--per-thread 60]
+    python benchmarks/bench_endpoint.py [--calls 1000] [--threads 16] [--per-thread 60] [--writes 300]
 
 Targets, all on 127.0.0.1 and all in this process (as in a notebook kernel):
 
@@ -11,7 +12,9 @@ Targets, all on 127.0.0.1 and all in this process (as in a notebook kernel):
 * mock_aws     moto in-process, no HTTP at all (measured last: it resets moto's state)
 
 Latency rounds alternate between the HTTP targets so that a busy machine slows them
-alike. Nothing here asserts on time; it prints numbers and ratios.
+alike. The writes section runs two endpoints side by side, one in memory and one with a data
+directory (a temporary one), alternating PutItem rounds between them, then 16-thread PutItem
+throughput on each. Nothing here asserts on time; it prints numbers and ratios.
 """
 
 from __future__ import annotations
@@ -72,14 +75,31 @@ def latencies(url: str | None, table: str, calls: int) -> list[float]:
     return out
 
 
-def throughput(url: str | None, table: str, threads: int, per_thread: int) -> float:
-    """GetItem requests per second from ``threads`` threads, each with its own client."""
+def put_latencies(url: str, table: str, calls: int, start: int) -> list[float]:
+    """Seconds per PutItem (a new item each), one client, one thread."""
+    c = client(url)
+    out = []
+    for i in range(start, start + calls):
+        began = time.perf_counter()
+        c.put_item(TableName=table, Item={"PK": {"S": f"w{i}"}, "n": {"N": str(i)}, "name": {"S": "Ada Lovelace"}})
+        out.append(time.perf_counter() - began)
+    return out
+
+
+def throughput(url: str | None, table: str, threads: int, per_thread: int, write: bool = False) -> float:
+    """GetItem (``write``: PutItem) requests per second from ``threads`` threads, each with its own client."""
     clients = [client(url) for _ in range(threads)]
     for c in clients:
         c.get_item(TableName=table, Key=KEY)
     barrier = threading.Barrier(threads + 1)
 
     def run(c: Any) -> None:
+        if write:
+            barrier.wait()
+            name = threading.current_thread().name
+            for i in range(per_thread):
+                c.put_item(TableName=table, Item={"PK": {"S": f"t-{name}-{i}"}, "n": {"N": str(i)}})
+            return
         barrier.wait()
         for _ in range(per_thread):
             c.get_item(TableName=table, Key=KEY)
@@ -138,6 +158,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4, help="alternating latency rounds")
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--per-thread", type=int, default=60, help="calls per thread")
+    parser.add_argument("--writes", type=int, default=300, help="PutItem calls per target (memory vs --data)")
     args = parser.parse_args()
     began = time.perf_counter()
 
@@ -174,7 +195,42 @@ def main() -> None:
     for name in ("moto-server", "mock_aws", "canned"):
         median, _ = summarise(lat[name])
         print(f"  {name:<14} {median / emb_median:>14.2f}x {tput['embedded'] / tput[name]:>30.2f}x")
+    writes(args.writes, args.rounds, args.threads, args.per_thread)
     print(f"\n(took {time.perf_counter() - began:.0f} s)")
+
+
+def writes(calls: int, rounds: int, threads: int, per_thread: int) -> None:
+    """PutItem latency and throughput: the embedded endpoint in memory vs with --data (fsync per write)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="labkit-bench-data-") as data:
+        memory, durable = start_endpoint(), start_endpoint(data=data)
+        try:
+            urls = {"memory": memory.url, "--data": durable.url}
+            for name, url in urls.items():
+                prepare(url, f"bench-{name}")
+            lat: dict[str, list[float]] = {}
+            per_round = max(1, calls // rounds)
+            for r in range(rounds):
+                for name, url in urls.items():
+                    lat.setdefault(name, []).extend(put_latencies(url, f"bench-{name}", per_round, r * per_round))
+            tput = {
+                name: throughput(url, f"bench-{name}", threads, per_thread, write=True) for name, url in urls.items()
+            }
+        finally:
+            durable.stop()
+            memory.stop()
+    print(f"\nPutItem, {per_round * rounds} calls per target; {threads} threads x {per_thread} calls for throughput")
+    print(f"{'target':<12} {'median ms':>10} {'p95 ms':>8} {'req/s':>8}")
+    for name in ("memory", "--data"):
+        median, p95 = summarise(lat[name])
+        print(f"{name:<12} {median:>10.2f} {p95:>8.2f} {tput[name]:>8.0f}")
+    mem_median, _ = summarise(lat["memory"])
+    data_median, _ = summarise(lat["--data"])
+    print(
+        f"--data / memory: median PutItem latency {data_median / mem_median:.2f}x, "
+        f"throughput {tput['--data'] / tput['memory']:.2f}x"
+    )
 
 
 if __name__ == "__main__":
