@@ -9,7 +9,9 @@ tests passed on. Reading the installed version is cheap (package metadata, no im
 
 from __future__ import annotations
 
+import os
 import re
+import warnings
 from importlib.metadata import PackageNotFoundError, version
 
 #: moto versions labkit works with: lowest included, highest excluded (as in pyproject.toml).
@@ -51,6 +53,11 @@ def moto_problem(found: str | None) -> str | None:
     return None
 
 
+#: Set to 1 to import labkit with a moto outside the range (a warning instead of the error): how
+#: ``tools/moto_range.py --newest`` learns whether the next moto release breaks the engine.
+ENV_UNTESTED_MOTO = "LABKIT_UNTESTED_MOTO"
+
+
 def check_moto() -> None:
     """Raise :class:`IncompatibleDependency` (one line naming the fix) if the installed moto is outside the range."""
     try:
@@ -58,10 +65,20 @@ def check_moto() -> None:
     except PackageNotFoundError:
         found = None
     problem = moto_problem(found)
-    if problem:
+    if problem and found is not None and os.environ.get(ENV_UNTESTED_MOTO) == "1":
+        warnings.warn(f"{problem} (allowed by {ENV_UNTESTED_MOTO}=1: untested)", stacklevel=2)
+    elif problem:
         raise IncompatibleDependency(problem)
 
 
 check_moto()  # on import: labkit/__init__.py imports this module before anything imports moto
 
-__all__ = ["INSTALL_MOTO", "MOTO_RANGE", "MOTO_REQUIREMENT", "IncompatibleDependency", "check_moto", "moto_problem"]
+__all__ = [
+    "ENV_UNTESTED_MOTO",
+    "INSTALL_MOTO",
+    "MOTO_RANGE",
+    "MOTO_REQUIREMENT",
+    "IncompatibleDependency",
+    "check_moto",
+    "moto_problem",
+]

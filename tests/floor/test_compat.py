@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,6 +54,24 @@ def test_import__old_moto_installed__one_line_error_naming_the_fix(tmp_path: Pat
     assert "python3 bootstrap.py lab" in last
 
 
+def test_import__moto_outside_the_range_with_labkit_untested_moto__a_warning_not_an_error(tmp_path: Path) -> None:
+    """LABKIT_UNTESTED_MOTO=1 (what tools/moto_range.py --newest sets) lets labkit import beside a moto it was
+    not tested with, saying so, so the engine's tests can show what such a release breaks."""
+    dist = tmp_path / "moto-5.3.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: moto\nVersion: 5.3.0\n")
+    out = subprocess.run(
+        [sys.executable, "-c", "import labkit.compat"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{tmp_path}:{ROOT}", "LABKIT_UNTESTED_MOTO": "1"},
+    )
+    assert out.returncode == 0, out.stderr
+    assert "labkit needs moto>=5.2.5,<5.3, found moto 5.3.0" in out.stderr
+    assert "(allowed by LABKIT_UNTESTED_MOTO=1: untested)" in out.stderr
+
+
 def test_moto_requirement__is_the_one_pyproject_declares() -> None:
     """compat's range and pyproject.toml's dependency are one statement; the engine's message reuses it."""
     from labkit.compat import INSTALL_MOTO, MOTO_REQUIREMENT
@@ -61,3 +81,24 @@ def test_moto_requirement__is_the_one_pyproject_declares() -> None:
     assert INSTALL_MOTO.startswith(f"labkit needs {MOTO_REQUIREMENT}; ") and "bootstrap.py" in INSTALL_MOTO
     store_source = (ROOT / "labkit" / "endpoint" / "store" / "moto_adapter.py").read_text(encoding="utf-8")
     assert "INSTALL_MOTO" in store_source and ">=5.0,<6" not in store_source
+
+
+def _moto_range_tool() -> Any:
+    spec = importlib.util.spec_from_file_location("moto_range_tool", ROOT / "tools" / "moto_range.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_moto_range_tool__lowest_and_highest__from_pip_index_output() -> None:
+    """tools/moto_range.py reads `pip index versions moto` and picks the range's ends: final releases only,
+    the lower bound included, the upper excluded (what .ci/run tests tests/endpoint against)."""
+    tool = _moto_range_tool()
+    output = "moto (5.3.1)\nAvailable versions: 5.3.1, 5.3.0, 5.2.7, 5.2.6rc1, 5.2.6, 5.2.5, 5.2.4, 5.1.22\n"
+    versions = tool.parse_index(output)
+    assert versions[:3] == ["5.3.1", "5.3.0", "5.2.7"]
+    assert tool.in_range(versions, ((5, 2, 5), (5, 3))) == ["5.2.5", "5.2.6", "5.2.7"]
+    assert tool.in_range(versions) == tool.in_range(versions, tool.MOTO_RANGE)
+    with pytest.raises(SystemExit):
+        tool.parse_index("ERROR: No matching distribution found for moto")
