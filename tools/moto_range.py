@@ -93,21 +93,11 @@ def venv_for(version: str) -> Path:
         CACHE.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(env)], check=True)
         constraints = _constraints_without_moto(env / "constraints-without-moto.txt")
-        subprocess.run(
-            [
-                str(python),
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "-c",
-                str(constraints),
-                f"moto[server,dynamodb]=={version}",
-                "-e",
-                f"{ROOT}[test]",
-            ],
-            check=True,
-        )
+        pip = [str(python), "-m", "pip", "install", "-q"]
+        # labkit and its pinned dependencies first (the moto its range allows), then moto ``version`` over it:
+        # pip only warns that labkit declares another range, which is what --newest wants to learn about.
+        subprocess.run([*pip, "-c", str(constraints), "-e", f"{ROOT}[test]"], check=True)
+        subprocess.run([*pip, "-c", str(constraints), f"moto[server,dynamodb]=={version}"], check=True)
         (env / ".complete").write_text(version)
     else:  # the cached environment: point its editable labkit at this checkout
         subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "-e", str(ROOT)], check=True)
@@ -116,7 +106,11 @@ def venv_for(version: str) -> Path:
 
 def run(version: str) -> bool:
     began = time.monotonic()
-    python = venv_for(version)
+    try:
+        python = venv_for(version)
+    except subprocess.CalledProcessError as exc:
+        print(f"moto_range: moto {version}: could not be installed ({exc}); see pip's message above", flush=True)
+        return False
     found = subprocess.run([str(python), "-c", "import moto; print(moto.__version__)"], capture_output=True, text=True)
     print(f"moto_range: moto {found.stdout.strip()} in {python.parent.parent}", flush=True)
     command = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadscope"]

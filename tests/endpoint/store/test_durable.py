@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -296,3 +297,36 @@ def test_cli__data_is_a_file__one_line_error_exit_2(tmp_path: Path) -> None:
         out.stderr.strip() == f"labkit: error: --data {target}: is a file, not a directory; point --data at a directory"
     )
     assert target.read_text() == "x"
+
+
+def test_cli__labkit_data__serve_keeps_its_tables_there_across_a_restart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`LABKIT_DATA=DIR labkit serve` (no --data) keeps its tables in DIR: a table made in one run is there in
+    the next; what it prints says where they are kept. `labkit lab` reads --data and LABKIT_DATA the same way."""
+    from labkit.cli import _data_dir, build_parser
+
+    monkeypatch.setenv("LABKIT_DATA", str(tmp_path))
+    assert _data_dir(build_parser().parse_args(["lab", "--data", "/x"])) == "/x"
+    assert _data_dir(build_parser().parse_args(["lab"])) == str(tmp_path)
+    env = dict(os.environ)
+    tables = []
+    for _ in range(2):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "labkit.cli", "serve", "--port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        assert process.stdout is not None
+        lines = [process.stdout.readline() for _ in range(2)]
+        url = lines[0].split("listening on ")[1].split()[0]
+        assert lines[1].strip() == f"tables kept in {tmp_path} across restarts"
+        client = raw_client(url)
+        if not tables:
+            tables.append(make_table(client))
+        tables.append(client.list_tables()["TableNames"])
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    assert tables[1] == tables[2] == [tables[0]]
