@@ -310,7 +310,8 @@ def test_cli__labkit_data__serve_keeps_its_tables_there_across_a_restart(
     assert _data_dir(build_parser().parse_args(["lab", "--data", "/x"])) == "/x"
     assert _data_dir(build_parser().parse_args(["lab"])) == str(tmp_path)
     env = dict(os.environ)
-    tables = []
+    made: str | None = None
+    listed: list[list[str]] = []
     for _ in range(2):
         process = subprocess.Popen(
             [sys.executable, "-m", "labkit.cli", "serve", "--port", "0"],
@@ -324,9 +325,8 @@ def test_cli__labkit_data__serve_keeps_its_tables_there_across_a_restart(
         url = lines[0].split("listening on ")[1].split()[0]
         assert lines[1].strip() == f"tables kept in {tmp_path} across restarts"
         client = raw_client(url)
-        if not tables:
-            tables.append(make_table(client))
-        tables.append(client.list_tables()["TableNames"])
+        made = made or make_table(client)
+        listed.append(client.list_tables()["TableNames"])
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
-    assert tables[1] == tables[2] == [tables[0]]
+    assert listed == [[made], [made]]
