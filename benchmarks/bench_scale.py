@@ -1,13 +1,13 @@
-"""What a read costs as the table grows: Query, index Query, Scan page and GetItem at 1,000, 20,000 and
-100,000 items, measured in one run.
+"""What a read costs as the table grows: Query, index Query, Scan page, GetItem and UpdateItem at 1,000,
+20,000 and 100,000 items, measured in one run.
 
     python benchmarks/bench_scale.py [--sizes 1000,20000,100000] [--calls 200] [--walk 1000,20000]
 
 Each table (PK + SK, a GSI on G) holds one 100-item partition ("hot", also 100 items under one G value)
 and fills the rest with 100-item partitions of its own. Over HTTP to labkit's embedded endpoint, one
 client: the median of ``--calls`` Queries of the hot partition (table, then GSI), Scan pages of 100 items
-from the middle of the table (an ExclusiveStartKey), and GetItems. ``--walk`` sizes are measured again
-with the store's index off (moto walking the whole table for each read, as before the index), for
+from the middle of the table (an ExclusiveStartKey), GetItems and UpdateItems (ADD on one item).
+``--walk`` sizes are measured again with the store's index off (moto walking the whole table for each read, as before the index), for
 reference. Nothing here asserts on time; it prints numbers and the ratio of the largest size to the
 smallest.
 """
@@ -116,11 +116,20 @@ def measure(url: str, table: str, size: int, calls: int) -> dict[str, float]:
     def get() -> None:
         assert "Item" in c.get_item(TableName=table, Key={"PK": {"S": "hot"}, "SK": {"S": "042"}})
 
+    def update() -> None:
+        c.update_item(
+            TableName=table,
+            Key={"PK": {"S": "hot"}, "SK": {"S": "043"}},
+            UpdateExpression="ADD n :one",
+            ExpressionAttributeValues={":one": {"N": "1"}},
+        )
+
     return {
         "Query": median_ms(query, calls),
         "GSI Query": median_ms(index_query, calls),
         "Scan page": median_ms(scan_page, calls),
         "GetItem": median_ms(get, calls),
+        "UpdateItem": median_ms(update, calls),
     }
 
 
@@ -149,7 +158,7 @@ def main() -> None:
             engine.handle(
                 {**HEADERS, "x-amz-target": f"{DYNAMODB_TARGET}.DeleteTable"}, json.dumps({"TableName": table}).encode()
             )
-    reads = ["Query", "GSI Query", "Scan page", "GetItem"]
+    reads = ["Query", "GSI Query", "Scan page", "GetItem", "UpdateItem"]
     print(f"median ms per read over HTTP, one client ({args.calls} calls each; 'walk': the index off, moto alone)\n")
     print(f"{'store':<6} {'items':>8} " + " ".join(f"{r:>10}" for r in reads))
     for (kind, size), found in sorted(rows.items(), key=lambda r: (r[0][0] != "index", r[0][1])):

@@ -94,10 +94,11 @@ def venv_for(version: str) -> Path:
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(env)], check=True)
         constraints = _constraints_without_moto(env / "constraints-without-moto.txt")
         pip = [str(python), "-m", "pip", "install", "-q"]
-        # labkit and its pinned dependencies first (the moto its range allows), then moto ``version`` over it:
-        # pip only warns that labkit declares another range, which is what --newest wants to learn about.
+        # labkit and its pinned dependencies first (the moto its range allows), then moto ``version`` over it
+        # with what that release needs (moto's own dependencies may differ from the pins): pip only warns that
+        # labkit declares another range, which is what --newest and --versions want to learn about.
         subprocess.run([*pip, "-c", str(constraints), "-e", f"{ROOT}[test]"], check=True)
-        subprocess.run([*pip, "-c", str(constraints), f"moto[server,dynamodb]=={version}"], check=True)
+        subprocess.run([*pip, f"moto[server,dynamodb]=={version}"], check=True)
         (env / ".complete").write_text(version)
     else:  # the cached environment: point its editable labkit at this checkout
         subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "-e", str(ROOT)], check=True)
