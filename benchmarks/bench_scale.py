@@ -7,9 +7,9 @@ Each table (PK + SK, a GSI on G) holds one 100-item partition ("hot", also 100 i
 and fills the rest with 100-item partitions of its own. Over HTTP to labkit's embedded endpoint, one
 client: the median of ``--calls`` Queries of the hot partition (table, then GSI), Scan pages of 100 items
 from the middle of the table (an ExclusiveStartKey), GetItems and UpdateItems (ADD on one item).
-``--walk`` sizes are measured again with the store's index off (moto walking the whole table for each read, as before the index), for
-reference. Nothing here asserts on time; it prints numbers and the ratio of the largest size to the
-smallest.
+``--walk`` sizes are measured again with the store's index off (moto walking the whole table for
+each read, as before the index), for reference. Nothing here asserts on time; it prints numbers and
+the ratio of the largest size to the smallest.
 """
 
 from __future__ import annotations
