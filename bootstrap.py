@@ -46,7 +46,7 @@ TEST_COMMAND = ["-m", "pytest", "-n", "2", "--dist", "loadscope", "--nbval-lax",
 #: ``python3 bootstrap.py test --slow``: only the checks marked ``slow``.
 SLOW_TEST_COMMAND = ["-m", "pytest", "-n", "2", "--dist", "loadscope", "-m", "slow", "tests"]
 #: The lint command: each runs inside the virtual environment; all must pass.
-LINT_PATHS = ["labkit", "tests", "benchmarks", "tools", "bootstrap.py", "conftest.py"]
+LINT_PATHS = ["labkit", "recipes", "tests", "benchmarks", "tools", "bootstrap.py", "conftest.py"]
 LINT_COMMANDS = [
     # notebooks are checked, not formatted: they are generated from lessons/ (`bootstrap.py notebooks`)
     ["-m", "ruff", "check", *LINT_PATHS, "notebooks"],
