@@ -18,11 +18,9 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any
 
 from botocore.exceptions import ClientError
-
-T = TypeVar("T")
 
 
 class ConflictRetriesExhausted(Exception):
@@ -40,7 +38,7 @@ def is_conflict(exc: BaseException) -> bool:
     )
 
 
-def retry_conflicts(send: Callable[[], T], *, attempts: int = 3, base_delay: float = 0.05) -> T:
+def retry_conflicts(send: Callable[[], Any], *, attempts: int = 3, base_delay: float = 0.05) -> Any:
     """``send()`` (which resends the same request each time) until it does not meet a conflict."""
     attempt = 1
     while True:

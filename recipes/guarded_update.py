@@ -86,4 +86,4 @@ def update(
     item, done = read(client, table, key)  # was the last attempt applied after all?
     if op_id in done:
         return item
-    raise RetriesExhausted(f"gave up after {attempts} attempts: another writer changed the item each time")
+    raise RetriesExhausted(f"gave up after {attempts} attempt(s): another writer changed the item each time")

@@ -110,7 +110,7 @@ def test_update__retries_exhausted__raises_and_wrote_nothing(tconn: Connection) 
         "B": lambda c: outcome(lambda: update(c, table, KEY, raise_by_10, op_id="b", attempts=1), RetriesExhausted),
     }
     res = run_interleaving(actors, "A B A B B", conn=tconn)
-    assert isinstance(res.results["B"], RetriesExhausted) and "gave up after 1 attempts" in str(res.results["B"])
+    assert isinstance(res.results["B"], RetriesExhausted) and "gave up after 1 attempt(s)" in str(res.results["B"])
     item = tconn.client.get_item(TableName=table, Key=KEY, ConsistentRead=True)["Item"]
     assert item["rate_limit_per_minute"]["N"] == "70" and [op["S"] for op in item["recent_ops"]["L"]] == ["a"]
 

@@ -139,10 +139,17 @@ def test_deliver__lost_answer_then_past_the_token_window__ambiguous_not_refused(
 
 
 def test_deliver__throttled_or_no_answer__kept_for_the_next_run(tconn: Connection) -> None:
-    """Not a definite answer: "retry", and the entry stays."""
-    client, table = tconn.new_client(retries={"mode": "standard", "total_max_attempts": 1}), tconn.table_name
-    enqueue(client, table, "e", register_request(table, "a1", "ada@x.io", "ada", str(uuid.uuid4())))
-    inject(client, ["2: throttle", "4: connection-closed"])
-    assert deliver_pending(client, table) == {"e": "retry"}
-    assert deliver_pending(client, table) == {"e": "retry"} and len(pending(client, table)) == 1
-    assert deliver_pending(client, table) == {"e": "applied"}
+    """Not a definite answer: "retry", and the entry stays; a throttle within the attempts is retried."""
+    table = tconn.table_name
+    enqueue(tconn.client, table, "e", register_request(table, "a1", "ada@x.io", "ada", str(uuid.uuid4())))
+
+    def client_whose_transaction_meets(fault: str) -> Any:
+        client = tconn.new_client(retries={"mode": "standard", "total_max_attempts": 1})
+        inject(client, [f"2: {fault}"])  # call 1 is pending()'s Query, call 2 the transaction
+        return client
+
+    assert deliver_pending(client_whose_transaction_meets("throttle"), table, attempts=1) == {"e": "retry"}
+    assert deliver_pending(client_whose_transaction_meets("connection-closed"), table) == {"e": "retry"}
+    assert len(pending(tconn.client, table)) == 1, "kept for the next run"
+    assert deliver_pending(client_whose_transaction_meets("throttle"), table) == {"e": "applied"}
+    assert pending(tconn.client, table) == []
