@@ -54,17 +54,9 @@ def retire(client: Any, table: str, *, token: str) -> None:
     v2 = client.get_item(TableName=table, Key=V2, ConsistentRead=True).get("Item")
     if v2 is None:
         raise LookupError("no FLAGS#V2 item: migrate first; FLAGS#V1 was kept")
-    client.transact_write_items(
-        TransactItems=[
-            {"ConditionCheck": {"TableName": table, "Key": V2, "ConditionExpression": "attribute_exists(PK)"}},
-            {
-                "Delete": {
-                    "TableName": table,
-                    "Key": V1,
-                    "ConditionExpression": "version = :migrated",
-                    "ExpressionAttributeValues": {":migrated": v2["migrated_from_version"]},
-                }
-            },
-        ],
-        ClientRequestToken=token,  # fixed by the caller before the first call: resends apply once
+    exists = {"TableName": table, "Key": V2, "ConditionExpression": "attribute_exists(PK)"}
+    unchanged = {"TableName": table, "Key": V1, "ConditionExpression": "version = :migrated"}
+    unchanged["ExpressionAttributeValues"] = {":migrated": v2["migrated_from_version"]}
+    client.transact_write_items(  # the caller fixes the token before the first call: resends apply once
+        TransactItems=[{"ConditionCheck": exists}, {"Delete": unchanged}], ClientRequestToken=token
     )

@@ -43,19 +43,9 @@ def add(client: Any, table: str, name: str, shards: int, by: int = 1) -> None:
 
 def add_once(client: Any, table: str, name: str, shards: int, by: int = 1, *, token: str, attempts: int = 3) -> None:
     """ADD ``by`` exactly once per ``token`` (a uuid4 fixed before the first call), within 10 minutes."""
-    request = {
-        "TransactItems": [
-            {
-                "Update": {
-                    "TableName": table,
-                    "Key": shard_key(name, zlib.crc32(token.encode()) % shards),
-                    "UpdateExpression": "ADD n :by",
-                    "ExpressionAttributeValues": {":by": {"N": str(by)}},
-                }
-            }
-        ],
-        "ClientRequestToken": token,
-    }
+    update = {"TableName": table, "Key": shard_key(name, zlib.crc32(token.encode()) % shards)}
+    update |= {"UpdateExpression": "ADD n :by", "ExpressionAttributeValues": {":by": {"N": str(by)}}}
+    request = {"TransactItems": [{"Update": update}], "ClientRequestToken": token}
     for attempt in range(1, attempts + 1):
         try:
             client.transact_write_items(**request)  # the same request, the same token, every time

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
@@ -64,6 +65,7 @@ def admin_and_reader(conn: Connection, reader: type[FlagReader]) -> Any:
     )
 
 
+@pytest.mark.slow  # the full proof, every order x every fault: CI runs it (the fast loop catches the broken variant)
 def test_read__admin_writes_meanwhile_every_order_and_fault__stored_flags_or_safe_defaults(tconn: Connection) -> None:
     """Every order and a lost answer at each call: the reader answers the item's flags or the defaults."""
     result = admin_and_reader(tconn, FlagReader)

@@ -81,6 +81,7 @@ def two_admins(conn: Connection, client: Any, fn: Update, **options: Any) -> Any
     )
 
 
+@pytest.mark.slow  # the full proof, every order x every fault: CI runs it (the fast loop catches the broken variant)
 def test_update__two_admins_every_order_and_fault__each_raise_lands_once(tconn: Connection, sdk: Any) -> None:
     """Every order of two raises by 10, with a lost answer (resent by botocore) or a conflict at each call: 80."""
     result = two_admins(tconn, sdk, update)

@@ -57,6 +57,7 @@ def two_migrators(conn: Connection, sdk: Any, migrator: Callable[..., bool]) -> 
     return explore(actors, conn=conn, setup=lambda: v1_only(conn), invariant=one_v2_and_its_author_knows, faults=FAULTS)
 
 
+@pytest.mark.slow  # the full proof, every order x every fault: CI runs it (the fast loop catches the broken variant)
 def test_migrate__two_migrators_every_order_and_fault__one_v2_and_only_its_author_says_so(
     tconn: Connection, sdk: Any
 ) -> None:
@@ -123,6 +124,7 @@ def retire_while_v1_written(conn: Connection, sdk: Any, retirer: Callable[..., N
     )
 
 
+@pytest.mark.slow  # the full proof, every order x every fault: CI runs it (the fast loop catches the broken variant)
 def test_retire__a_late_v1_write_every_order_and_fault__never_lost(tconn: Connection, sdk: Any) -> None:
     """The Delete is guarded by V2's migrated_from_version: after B's write, retire is cancelled."""
     result = retire_while_v1_written(tconn, sdk, retire)

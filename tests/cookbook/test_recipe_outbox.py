@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from botocore.exceptions import ClientError
 
 import labkit
@@ -61,6 +62,7 @@ def first_process_and_a_restart(conn: Connection, sdk: Any, deliverer: Deliver) 
     return explore(actors, conn=conn, setup=setup, invariant=applied_once, faults=FAULTS, budget=600)
 
 
+@pytest.mark.slow  # the full proof, every order x every fault: CI runs it (the fast loop catches the broken variant)
 def test_deliver__a_restart_meanwhile_every_order_and_fault__applied_once(tconn: Connection, sdk: Any) -> None:
     """Lost answers and conflicts at every call, a second process delivering the same entry: one sign-up."""
     result = first_process_and_a_restart(tconn, sdk, deliver)

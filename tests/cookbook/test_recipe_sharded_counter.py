@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from labkit.backend import Connection
 from labkit.races import explore
 from recipes.sharded_counter import add, add_once, shard_key, total
@@ -41,6 +43,7 @@ def two_writers(conn: Connection, write: Write, *, own_client: Any = None) -> An
     return explore(actors, conn=conn, setup=setup, invariant=counted_once, faults=FAULTS)
 
 
+@pytest.mark.slow  # the full proof, every order x every fault: CI runs it (the fast loop catches the broken variant)
 def test_add_once__two_writers_every_order_and_fault__each_counted_once(tconn: Connection, sdk: Any) -> None:
     """A lost answer (resent by botocore, same token) or a conflict at any call: the sum is 2."""
     table = tconn.table_name
@@ -49,6 +52,7 @@ def test_add_once__two_writers_every_order_and_fault__each_counted_once(tconn: C
     assert "lose-response" in result.guarantee and "transaction-conflict" in result.guarantee
 
 
+@pytest.mark.slow  # the full proof, every order x every fault: CI runs it (the fast loop catches the broken variant)
 def test_add_once__no_sdk_retries__its_own_retry_keeps_the_token(tconn: Connection) -> None:
     """Actors without botocore's retries: the lost answer reaches add_once, which resends the same token."""
     table = tconn.table_name

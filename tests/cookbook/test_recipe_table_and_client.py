@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from botocore.exceptions import ClientError
 
 from labkit import uniqueness as uniq
@@ -54,6 +55,7 @@ def two_deploys(conn: Connection, create: Callable[[Any, str], None]) -> Any:
         setup()
 
 
+@pytest.mark.slow  # the full proof, every order x every fault: CI runs it (the fast loop catches the broken variant)
 def test_ensure_table__two_deploys_every_order_and_fault__one_active_table(conn: Connection) -> None:
     """Every order, a lost answer (botocore resends; the table exists) at each call: no error, one table."""
     result = two_deploys(conn, ensure_table)
@@ -95,6 +97,7 @@ def sign_ups_with(conn: Connection, client: Any) -> Any:
     )
 
 
+@pytest.mark.slow  # the full proof, every order x every fault: CI runs it (the fast loop catches the broken variant)
 def test_client__a_lost_answer__resent_with_the_same_token__both_created(tconn: Connection, sdk: Any) -> None:
     """The recipe's client: botocore resends the lost TransactWriteItems, same token, answered once."""
     result = sign_ups_with(tconn, sdk)

@@ -78,6 +78,7 @@ def two_sign_ups(conn: Connection, client: Any, signer: Callable[..., str]) -> A
     return explore(actors, conn=conn, setup=setup, invariant=one_account_and_the_loser_told_email, faults=FAULTS)
 
 
+@pytest.mark.slow  # the full proof, every order x every fault: CI runs it (the fast loop catches the broken variant)
 def test_sign_up__two_at_once_every_order_and_fault__one_account_the_other_told_email(
     tconn: Connection, sdk: Any
 ) -> None:
