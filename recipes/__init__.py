@@ -8,14 +8,14 @@ same code (a test keeps each shown cell identical to its module here).
 ===================  ================================================================
 ``client``           a DynamoDB client: standard retries, timeouts (lesson 04 §1)
 ``table``            the table definition with its index, created idempotently
-``flags``            the settings item: a fail-closed, cached reader (lesson 01 §4-5)
+``flags``            the settings item: a fail-closed, cached reader (lesson 01 §4-5, Optional D)
 ``guarded_update``   a version-guarded update with bounded, jittered retries that
-                     survives a lost answer (lesson 01 §7)
-``migration``        the V1 -> V2 migration and its retiring transaction (lesson 01)
-``sharded_counter``  a sharded counter: approximate ADD, exact-once ADD, the sum (lesson 03 §3)
+                     survives a lost answer (lesson 01 §7, Optional G)
+``migration``        the V1 -> V2 migration and its retiring transaction (lesson 01 Optional C)
+``sharded_counter``  a sharded counter: approximate ADD, exact-once ADD, the sum (lesson 03 §3-4)
 ``uniqueness``       sign-up, change email, delete: marker items in one transaction (lesson 02)
 ``cancellation``     CancellationReasons mapped to fields (lesson 02 §6)
-``conflicts``        detecting and retrying a TransactionConflict (lesson 04 §5)
-``outbox``           requests that survive a restart: enqueue, find, deliver, forget (lesson 04 §4)
+``conflicts``        detecting and retrying a TransactionConflict (lesson 04 §1, §4)
+``outbox``           requests that survive a restart: enqueue, find, deliver, forget (lesson 04 §3)
 ===================  ================================================================
 """
