@@ -16,6 +16,7 @@ from . import constants as C
 from .backend import Connection, connect
 from .errors import ConfigurationError
 from .faults.control import control
+from .operations import Op
 from .table import ensure_table, reset_table
 
 #: Endpoint URL -> whether it answers labkit's control operations (asked once per process).
@@ -57,7 +58,7 @@ def has_engine(conn: Connection) -> bool:
         return False
     if url not in _ENGINES:
         try:
-            control(url, "GetFaults", {})
+            control(url, Op.GET_FAULTS, {})
             _ENGINES[url] = True
         except (ConfigurationError, OSError):
             _ENGINES[url] = False
@@ -87,7 +88,7 @@ def engine_available(conn: Connection, skip_reason: str) -> bool:
 
 @contextlib.contextmanager
 def recording(
-    client: Any, operation: str = "TransactWriteItems", drop: tuple[str, ...] = ("ClientRequestToken",)
+    client: Any, operation: str = Op.TRANSACT_WRITE_ITEMS, drop: tuple[str, ...] = ("ClientRequestToken",)
 ) -> Iterator[list[dict[str, Any]]]:
     """``with recording(client) as sent:`` — the parameters of every ``operation`` call ``client`` makes
     in the block, as the caller passed them (botocore's ``provide-client-params`` event, before botocore

@@ -11,8 +11,7 @@ from botocore.exceptions import ClientError
 from labkit.backend import Connection
 from labkit.races import explore
 from recipes.flags import DEFAULTS, KEY, FlagReader, Flags, decode
-
-from .recipe_support import FAULTS
+from tests.cookbook.conftest import FAULTS
 
 STORED = {"signup_enabled": {"BOOL": True}, "maintenance_mode": {"BOOL": False}, "rate_limit_per_minute": {"N": "90"}}
 

@@ -13,8 +13,7 @@ from botocore.exceptions import ClientError, ConnectionClosedError, ReadTimeoutE
 from labkit.backend import Connection
 from labkit.races import explore, run_interleaving
 from recipes.guarded_update import RetriesExhausted, update
-
-from .recipe_support import FAULTS, outcome
+from tests.cookbook.conftest import FAULTS, outcome
 
 KEY = {"PK": {"S": "SETTINGS#APP"}, "SK": {"S": "FLAGS#V1"}}
 Update = Callable[..., Any]

@@ -11,8 +11,7 @@ from botocore.exceptions import ClientError
 from labkit.backend import Connection
 from labkit.races import explore
 from recipes.migration import V1, V2, migrate, retire
-
-from .recipe_support import FAULTS, Runs
+from tests.cookbook.conftest import FAULTS, Runs
 
 FLAGS_V1 = {"signup_enabled": {"BOOL": True}, "ai_search_enabled": {"BOOL": False}, "maintenance_mode": {"BOOL": False}}
 

@@ -21,8 +21,7 @@ from labkit.table import ensure_table, reset_table
 from recipes import outbox
 from recipes.outbox import TOKEN_WINDOW, deliver, deliver_pending, enqueue, pending
 from recipes.uniqueness import register_request
-
-from .recipe_support import FAULTS, Runs
+from tests.cookbook.conftest import FAULTS, Runs
 
 Deliver = Callable[..., str]
 

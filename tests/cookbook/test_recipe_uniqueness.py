@@ -26,8 +26,7 @@ from recipes.uniqueness import (
     read_account,
     register_request,
 )
-
-from .recipe_support import FAULTS, Runs, outcome
+from tests.cookbook.conftest import FAULTS, Runs, outcome
 
 EMAIL = "ada@lovelace.io"
 
