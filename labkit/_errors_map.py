@@ -2,7 +2,7 @@
 
 Every module wraps its DynamoDB calls in :func:`map_errors`::
 
-    with map_errors("GetItem", table):
+    with map_errors(Op.GET_ITEM, table):
         client.get_item(...)
 
 A ``ClientError`` becomes a :class:`~labkit.errors.DynamoError` subclass (or

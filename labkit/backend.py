@@ -25,6 +25,7 @@ from botocore.config import Config
 from . import constants as C
 from ._errors_map import map_errors
 from .errors import BackendUnavailable, ConfigurationError, DynamoError, LabkitError, TableError
+from .operations import Op
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -97,7 +98,7 @@ class Connection:
 def _probe(conn: Connection, how_to_fix: str) -> None:
     """One cheap call, so an unreachable endpoint fails here with a clear message."""
     try:
-        with map_errors("ListTables"):
+        with map_errors(Op.LIST_TABLES):
             conn.new_client(retries={"mode": "standard", "max_attempts": 1}).list_tables(Limit=1)
     except (DynamoError, TableError):
         return  # it answered; an auth error here is still an answer

@@ -20,6 +20,7 @@ from ._errors_map import map_errors
 from .backend import ENV_BACKEND, ENV_EMBEDDED_URL, ENV_ENDPOINT_URL, connect
 from .compat import DISTRIBUTION
 from .errors import LabkitError
+from .operations import Op
 
 EXIT_ERROR = 2
 
@@ -117,7 +118,7 @@ def _doctor(args: argparse.Namespace) -> int:
     timings = []
     for _ in range(3):  # the first call pays for connection set-up; report the best
         start = time.perf_counter()
-        with map_errors("ListTables"):
+        with map_errors(Op.LIST_TABLES):
             tables = client.list_tables(Limit=C.MAX_LIST_TABLES_PAGE)["TableNames"]
         timings.append((time.perf_counter() - start) * 1000)
     mine = [t for t in tables if t.startswith(C.TABLE_PREFIX)]

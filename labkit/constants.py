@@ -25,22 +25,6 @@ MAX_TRANSACT_ITEMS: Final = 100
 MAX_LIST_TABLES_PAGE: Final = 100
 #: Most requests in one BatchWriteItem.
 MAX_BATCH_WRITE_ITEMS: Final = 25
-#: Operations on items (the data plane): what ReturnConsumedCapacity, engine hooks and fault rules apply to.
-DATA_PLANE_OPERATIONS: Final = (
-    "GetItem",
-    "PutItem",
-    "UpdateItem",
-    "DeleteItem",
-    "Query",
-    "Scan",
-    "BatchGetItem",
-    "BatchWriteItem",
-    "TransactGetItems",
-    "TransactWriteItems",
-)
-#: The data-plane operations that only read items, and those that write them.
-READ_OPERATIONS: Final = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"})
-WRITE_OPERATIONS: Final = frozenset(DATA_PLANE_OPERATIONS) - READ_OPERATIONS
 #: Attempts a labkit client makes per call: 1 call + 2 retries (botocore's ``standard`` retry mode's own
 #: default; ``total_max_attempts`` counts the first call, botocore's older ``max_attempts`` does not).
 SDK_ATTEMPTS: Final = 3
@@ -124,5 +108,3 @@ ON_DEMAND_THROTTLED_MESSAGE: Final = (
     "have a hot key: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/"
     "bp-partition-key-design.html"
 )
-#: ``X-Amz-Target`` prefix of labkit-only control operations (``Labkit.SetFaults``, ...).
-CONTROL_PREFIX: Final = "Labkit."

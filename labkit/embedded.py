@@ -38,6 +38,7 @@ from .endpoint import LOOPBACK, Control, DynamoEngine, EmbeddedEndpoint, bind_lo
 from .errors import ConfigurationError, ValidationError
 from .faults.injector import FaultInjector, fault_controls
 from .faults.rules import FaultRules
+from .operations import Op
 from .throughput import PartitionThrottle, engine_settings
 from .validation import check_choice, check_non_negative
 
@@ -62,7 +63,7 @@ def advance_clock(engine: DynamoEngine, params: dict[str, Any]) -> tuple[int, di
 
 def labkit_controls(injector: FaultInjector) -> dict[str, Control]:
     """The ``Labkit.*`` control operations of the ``labkit`` profile, by ``X-Amz-Target``."""
-    return {**fault_controls(injector), f"{C.CONTROL_PREFIX}AdvanceClock": advance_clock}
+    return {**fault_controls(injector), Op.ADVANCE_CLOCK: advance_clock}
 
 
 def build_engine(

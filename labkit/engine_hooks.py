@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 @dataclass(frozen=True)
 class RequestInfo:
-    operation: str  # "PutItem", "TransactWriteItems", ...
+    operation: str  # an Op (labkit.operations): PutItem, TransactWriteItems, ...
     account: str  # account id derived from the request's credentials
     region: str
     reads: tuple[tuple[str, str], ...]  # (table name, partition key value as canonical string) read

@@ -17,6 +17,7 @@ from .backend import Connection, connect
 from .compat import DISTRIBUTION
 from .errors import ConfigurationError
 from .faults.control import control
+from .operations import Op
 from .table import ensure_table, reset_table
 
 #: Endpoint URL -> whether it answers labkit's control operations (asked once per process).
@@ -58,7 +59,7 @@ def has_engine(conn: Connection) -> bool:
         return False
     if url not in _ENGINES:
         try:
-            control(url, "GetFaults", {})
+            control(url, Op.GET_FAULTS, {})
             _ENGINES[url] = True
         except (ConfigurationError, OSError):
             _ENGINES[url] = False
@@ -88,7 +89,7 @@ def engine_available(conn: Connection, skip_reason: str) -> bool:
 
 @contextlib.contextmanager
 def recording(
-    client: Any, operation: str = "TransactWriteItems", drop: tuple[str, ...] = ("ClientRequestToken",)
+    client: Any, operation: str = Op.TRANSACT_WRITE_ITEMS, drop: tuple[str, ...] = ("ClientRequestToken",)
 ) -> Iterator[list[dict[str, Any]]]:
     """``with recording(client) as sent:`` — the parameters of every ``operation`` call ``client`` makes
     in the block, as the caller passed them (botocore's ``provide-client-params`` event, before botocore

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from . import constants as C
+from .operations import Op
 
 if TYPE_CHECKING:
     from .backend import Connection
@@ -139,7 +140,7 @@ class Routing:
         self._put(self.saved)
         self.saved.clear()
         if self.tracker is not None:
-            from .races.intercept import remove_observer
+            from .intercept import remove_observer
 
             remove_observer(self.tracker)
 
@@ -165,7 +166,7 @@ def route(backend: str) -> Routing:
     routing = Routing(url)
     if url is None:
         return routing
-    from .races.intercept import add_observer, endpoint_key
+    from .intercept import add_observer, endpoint_key
 
     if endpoint_key(os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")) != endpoint_key(url):  # else: the user's, kept
         routing.set("AWS_ENDPOINT_URL_DYNAMODB", url)
@@ -190,7 +191,7 @@ class TableTracker:
     """Sees every CreateTable on the routed endpoint; the tables a test created are dropped after it."""
 
     def __init__(self, url: str) -> None:
-        from .races.intercept import endpoint_key
+        from .intercept import endpoint_key
 
         self.url = url
         self.key = endpoint_key(url)
@@ -199,7 +200,7 @@ class TableTracker:
         self._clients: dict[str, Any] = {}
 
     def _ours(self, client: Any) -> bool:
-        from .races.intercept import endpoint_key
+        from .intercept import endpoint_key
 
         return endpoint_key(client.meta.endpoint_url) == self.key
 
@@ -215,7 +216,7 @@ class TableTracker:
             )
 
     def after(self, client: Any, operation: str, params: Mapping[str, Any], result: Mapping[str, Any]) -> None:
-        if operation != "CreateTable" or self.created is None or self.paused or not self._ours(client):
+        if operation != Op.CREATE_TABLE or self.created is None or self.paused or not self._ours(client):
             return
         name = str(params.get("TableName") or "")
         if name and not name.startswith(TABLE_PREFIX):  # labkit_conn deletes its own

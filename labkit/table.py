@@ -20,6 +20,7 @@ from . import constants as C
 from ._errors_map import map_errors
 from .codec import plain_item
 from .errors import LabkitError, TableError, error_code
+from .operations import Op
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -65,7 +66,7 @@ def ensure_table(conn: Connection, name: str | None = None, *, wait: bool = True
     _check_name(name)
     if not table_exists(conn, name):
         try:
-            with map_errors("CreateTable", name):
+            with map_errors(Op.CREATE_TABLE, name):
                 conn.client.create_table(**table_spec(name))
         except LabkitError as exc:
             if error_code(exc) != "ResourceInUseException":
@@ -90,7 +91,7 @@ def _wait(conn: Connection, waiter: Literal["table_exists", "table_not_exists"],
 
 def table_exists(conn: Connection, name: str | None = None) -> bool:
     try:
-        with map_errors("DescribeTable", name or conn.table_name):
+        with map_errors(Op.DESCRIBE_TABLE, name or conn.table_name):
             conn.client.describe_table(TableName=name or conn.table_name)
     except TableError:
         return False
@@ -101,7 +102,7 @@ def _check_owned(conn: Connection, name: str) -> None:
     _check_name(name)
     if conn.backend != "aws":
         return
-    with map_errors("ListTagsOfResource", name):
+    with map_errors(Op.LIST_TAGS_OF_RESOURCE, name):
         arn = conn.client.describe_table(TableName=name)["Table"]["TableArn"]
         tags = conn.client.list_tags_of_resource(ResourceArn=arn).get("Tags", [])
     if CREATED_BY_TAG not in tags:
@@ -141,7 +142,7 @@ def delete_table(conn: Connection, name: str | None = None) -> bool:
     if not table_exists(conn, name):
         return False
     _check_owned(conn, name)
-    with map_errors("DeleteTable", name):
+    with map_errors(Op.DELETE_TABLE, name):
         conn.client.delete_table(TableName=name)
     _wait(conn, "table_not_exists", name)
     return True
@@ -149,7 +150,7 @@ def delete_table(conn: Connection, name: str | None = None) -> bool:
 
 def scan_rows(client: DynamoDBClient, table: str) -> list[dict[str, Any]]:
     """Every item in the table (consistent, paginated scan) as a dict of plain Python values."""
-    with map_errors("Scan", table):
+    with map_errors(Op.SCAN, table):
         pages = client.get_paginator("scan").paginate(TableName=table, ConsistentRead=True)
         return [plain_item(item) for page in pages for item in page.get("Items", [])]
 

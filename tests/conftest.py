@@ -15,8 +15,7 @@ import pytest
 import labkit
 from labkit.backend import Connection
 
-#: Helpers and fixtures shared by the test files of one wing (one test file per labkit module).
-pytest_plugins = ["engine_support", "invariants_support", "races_support", "singleton_support", "uniqueness_support"]
+# Helpers and fixtures shared by the test files of one folder live in that folder's conftest.py.
 
 
 @pytest.fixture(scope="session")

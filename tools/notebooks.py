@@ -16,7 +16,7 @@ titled "Solution to exercise N", and its check asserts that the answer passed. A
 (type, id, source, metadata) and its kernelspec come from the source alone, so a run without a source
 change rewrites only outputs. Each notebook runs in its own folder with a fresh ``python3`` kernel
 (this interpreter) and without ``LABKIT_*`` variables, so its outputs come from the embedded endpoint.
-``tests/test_notebook_sources.py`` fails when a committed notebook's cells differ from its source.
+``tests/lessons/test_notebook_sources.py`` fails when a committed notebook's cells differ from its source.
 """
 
 from __future__ import annotations

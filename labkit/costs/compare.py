@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..compat import require
+from ..operations import Op
 from ..validation import check_int
 from .prices import DEFAULT_PRICES, HOURS_PER_MONTH, MILLION, Prices, Tally, meter, on_demand_cost
 
@@ -114,7 +115,7 @@ def cached_vs_uncached(
             {
                 "cache": f"ttl {ttl:g} s" if cached else "none",
                 "requests": requests,
-                "getitem_calls": tally.by_operation.get("GetItem", 0),
+                "getitem_calls": tally.by_operation.get(Op.GET_ITEM, 0),
                 "read_units": tally.read_units,
                 "usd_per_month": round(on_demand_cost(monthly, 0, prices), 4),
             }
@@ -262,7 +263,7 @@ def plot_costs(scan: pd.DataFrame, contention: pd.DataFrame, prices: Prices = DE
     left, right = fig.subplots(1, 2)
     x = scan["filler_items"]
     left.plot(x, scan["scan_usd_per_million_reads"], marker="o", color="#C44E52", label="Scan + filter")
-    left.plot(x, scan["getitem_usd_per_million_reads"], marker="o", color="#4C72B0", label="GetItem")
+    left.plot(x, scan["getitem_usd_per_million_reads"], marker="o", color="#4C72B0", label=Op.GET_ITEM)
     left.set_xlabel("other items in the table (about 200 bytes each)")
     left.set_ylabel("USD per million reads of the singleton")
     left.set_title("Reading one item: GetItem vs Scan", fontsize=10)

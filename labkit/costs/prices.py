@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import constants as C
 from ..capacity import item_size, write_units
+from ..operations import DATA_PLANE, ITEM_WRITES, WRITES
 from ..validation import check_non_negative
 
 if TYPE_CHECKING:
@@ -20,8 +20,7 @@ MILLION = 1_000_000
 HOURS_PER_MONTH = 730  # AWS's pricing examples use 730 hours a month
 
 #: Operations that accept ReturnConsumedCapacity.
-METERED_OPERATIONS = C.DATA_PLANE_OPERATIONS
-_WRITES = {"PutItem", "UpdateItem", "DeleteItem"}
+METERED_OPERATIONS = DATA_PLANE
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,7 @@ def units_of(
         if "ReadCapacityUnits" in entry or "WriteCapacityUnits" in entry:
             read += float(entry.get("ReadCapacityUnits", 0.0))
             write += float(entry.get("WriteCapacityUnits", 0.0))
-        elif operation in _WRITES or operation in ("BatchWriteItem", "TransactWriteItems"):
+        elif operation in WRITES:
             write += float(entry.get("CapacityUnits", 0.0))
         else:
             read += float(entry.get("CapacityUnits", 0.0))
@@ -126,7 +125,7 @@ def meter(client: Any) -> Tally:
         tally.requests += 1
         tally.by_operation[op] = tally.by_operation.get(op, 0) + 1
         code = parsed.get("Error", {}).get("Code")
-        if code == "ConditionalCheckFailedException" and op in _WRITES:
+        if code == "ConditionalCheckFailedException" and op in ITEM_WRITES:
             tally.failed_writes += 1
             tally.write_units += write_units(item_size(parsed.get("Item")))
             return

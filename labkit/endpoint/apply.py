@@ -28,6 +28,7 @@ from typing import Any
 from .. import numbers
 from ..compat import INSTALL_MOTO
 from ..errors import ConfigurationError
+from ..operations import ITEM_WRITES, MOTO_METHODS, WRITES, Op
 from . import metrics, tables
 from .atomic import AtomicBackend
 from .decode import STREAMS, Request
@@ -62,22 +63,9 @@ except ImportError as _exc:  # pragma: no cover - depends on the installed moto
 
 DEFAULT_ACCOUNT = "123456789012"
 
-#: Operations answered by calling moto's action methods directly.
-FAST_OPERATIONS: dict[str, str] = {
-    "GetItem": "get_item",
-    "PutItem": "put_item",
-    "UpdateItem": "update_item",
-    "DeleteItem": "delete_item",
-    "Query": "query",
-    "Scan": "scan",
-    "TransactWriteItems": "transact_write_items",
-    "TransactGetItems": "transact_get_items",
-    "BatchGetItem": "batch_get_item",
-    "BatchWriteItem": "batch_write_item",
-}
+#: Operations answered by calling moto's action methods directly (the catalogue's ``moto`` field).
+FAST_OPERATIONS: Mapping[str, str] = MOTO_METHODS
 _BINARY = re.compile(rb'"BS?"\s*:')
-_SINGLE_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
-_METERED_WRITES = _SINGLE_WRITES | {"BatchWriteItem", "TransactWriteItems"}
 _prepared = False
 
 
@@ -318,7 +306,7 @@ class MotoStore:
     def _collection_metrics(self, request: Request, plan: Plan, payload: dict[str, Any]) -> None:
         """ItemCollectionMetrics for ReturnItemCollectionMetrics=SIZE (tables with a local secondary index)."""
         payload.pop("ItemCollectionMetrics", None)
-        if request.params.get("ReturnItemCollectionMetrics") != "SIZE" or request.operation not in _METERED_WRITES:
+        if request.params.get("ReturnItemCollectionMetrics") != "SIZE" or request.operation not in WRITES:
             return
         found: dict[str, dict[str, dict[str, Any]]] = {}  # table -> canonical pk -> metrics
         for target in plan.writes:
@@ -328,7 +316,7 @@ class MotoStore:
             key_value = target.key[schema.hash_key]
             items = self.collection(request.account, request.region, target.table, schema.hash_key, key_value)
             found.setdefault(target.table, {})[target.pk] = metrics.metrics(schema, key_value, items)
-        if request.operation in _SINGLE_WRITES:
+        if request.operation in ITEM_WRITES:
             for per_table in found.values():
                 payload["ItemCollectionMetrics"] = next(iter(per_table.values()))
         elif found:
@@ -337,7 +325,7 @@ class MotoStore:
     def _check_condition(self, request: Request, plan: Plan) -> None:
         """A single-item write's ConditionExpression, on the item as it is now (moto never sees it)."""
         params = request.params
-        found = plan.parsed_of(params).get("ConditionExpression") if request.operation in _SINGLE_WRITES else None
+        found = plan.parsed_of(params).get("ConditionExpression") if request.operation in ITEM_WRITES else None
         tree: Condition | None = None if found is None else found.tree
         if tree is None:
             return
@@ -372,19 +360,21 @@ class MotoStore:
         """The control plane where moto differs from DynamoDB (:mod:`labkit.endpoint.tables`): checked
         first, or answered here (None: moto answers)."""
         op, params, who = request.operation, request.params, (request.account, request.region)
-        if op == "CreateTable":
+        if op == Op.CREATE_TABLE:
             tables.check_create(params)
-        elif op == "UpdateTable" and (found := self.capacity(*who, params["TableName"])) is not None:
+        elif op == Op.UPDATE_TABLE and (found := self.capacity(*who, params["TableName"])) is not None:
             tables.check_update(params, found[1])
-        elif op in ("UpdateTimeToLive", "DescribeTimeToLive") and self._table(*who, params["TableName"]) is None:
+        elif (
+            op in (Op.UPDATE_TIME_TO_LIVE, Op.DESCRIBE_TIME_TO_LIVE) and self._table(*who, params["TableName"]) is None
+        ):
             raise ClientFault("ResourceNotFoundException", "Requested resource not found")
-        elif op == "ListTables":
+        elif op == Op.LIST_TABLES:
             return response(200, tables.list_tables(list(self._real(*who).tables), params))
-        elif op in ("TagResource", "UntagResource", "ListTagsOfResource"):
+        elif op in (Op.TAG_RESOURCE, Op.UNTAG_RESOURCE, Op.LIST_TAGS_OF_RESOURCE):
             table = self._table(*who, tables.table_of_arn(op, params["ResourceArn"], *who))
             if table is None:
                 raise tables.missing_arn(params["ResourceArn"])
-            if op == "TagResource":
+            if op == Op.TAG_RESOURCE:
                 table.tags = tables.merged_tags(table.tags or [], params["Tags"])
                 return response(200, {})
         return None

@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..engine_hooks import Hook, Rejection, RequestInfo, wants
+from ..operations import DATA_PLANE, STATEMENTS, Op
 from ..validation import check_non_negative
 from .decode import DYNAMODB, Request, decode
 from .encode import ClientFault, Response, error_response, fault_response, response
@@ -28,8 +29,7 @@ from .executor import execute
 from .idempotency import TokenMemory, fingerprint
 from .meter import meter, replay
 from .schema import TableSchema
-from .statements import OPERATIONS as STATEMENTS
-from .validate import DATA_PLANE, Plan, validate
+from .validate import Plan, validate
 
 if TYPE_CHECKING:
     from .apply import MotoStore
@@ -176,7 +176,7 @@ class DynamoEngine:
         if rejection is not None and not rejection.apply_first:
             return error_response(rejection.code, rejection.message, rejection.status, **rejection.extra)
 
-        token = params.get("ClientRequestToken") if request.operation == "TransactWriteItems" else None
+        token = params.get("ClientRequestToken") if request.operation == Op.TRANSACT_WRITE_ITEMS else None
         scope = (account, region, str(token))
         print_ = fingerprint(params) if token is not None else ""
         if token is not None and (earlier := self.tokens.recall(scope)) is not None:

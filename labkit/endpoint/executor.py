@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..operations import ACTION_OF, WHOLE_TABLE, Op
 from .decode import Request
 from .encode import ClientFault, Response, cancelled, response
 from .partiql import Statement, parse
@@ -69,9 +70,9 @@ def _statement(run: Run, request: Request, schema_of: SchemaOf) -> dict[str, Any
     operation, sub = translate(stmt, list(params.get("Parameters") or []), schema_of)
     if params.get("ReturnConsumedCapacity") is not None:
         sub["ReturnConsumedCapacity"] = params["ReturnConsumedCapacity"]
-    if params.get("ReturnValuesOnConditionCheckFailure") is not None and operation not in ("Query", "Scan"):
+    if params.get("ReturnValuesOnConditionCheckFailure") is not None and operation not in WHOLE_TABLE:
         sub["ReturnValuesOnConditionCheckFailure"] = params["ReturnValuesOnConditionCheckFailure"]
-    if operation in ("Query", "Scan"):
+    if operation in WHOLE_TABLE:
         if params.get("ConsistentRead"):
             schema = schema_of(stmt.table)
             index = schema.index(stmt.index) if schema is not None and stmt.index else None
@@ -86,7 +87,7 @@ def _statement(run: Run, request: Request, schema_of: SchemaOf) -> dict[str, Any
             sub["ExclusiveStartKey"] = _token(params["NextToken"])
     answer = _run_statement(run, request, stmt, operation, sub)
     out: dict[str, Any] = {}
-    if operation in ("Query", "Scan"):
+    if operation in WHOLE_TABLE:
         out["Items"] = [projected(item, stmt.projection) for item in answer.get("Items", [])]
         if "LastEvaluatedKey" in answer:
             out["NextToken"] = base64.b64encode(json.dumps(answer["LastEvaluatedKey"]).encode()).decode("ascii")
@@ -116,7 +117,7 @@ def _batch(run: Run, request: Request, schema_of: SchemaOf) -> dict[str, Any]:
             stmt = parse(entry["Statement"])
             table = stmt.table
             operation, sub = translate(stmt, list(entry.get("Parameters") or []), schema_of, batch=True)
-            if entry.get("ConsistentRead") and operation == "GetItem":
+            if entry.get("ConsistentRead") and operation == Op.GET_ITEM:
                 sub["ConsistentRead"] = True
             if wanted in ("TOTAL", "INDEXES"):
                 sub["ReturnConsumedCapacity"] = "TOTAL"
@@ -128,7 +129,7 @@ def _batch(run: Run, request: Request, schema_of: SchemaOf) -> dict[str, Any]:
         used = answer.get("ConsumedCapacity")
         if isinstance(used, Mapping):
             capacity[table] = capacity.get(table, 0.0) + float(used.get("CapacityUnits", 0))
-        item = answer.get("Item") if operation == "GetItem" else answer.get("Attributes")
+        item = answer.get("Item") if operation == Op.GET_ITEM else answer.get("Attributes")
         responses.append({"TableName": table, **({"Item": item} if item else {})})
     out: dict[str, Any] = {"Responses": responses}
     if wanted in ("TOTAL", "INDEXES"):
@@ -153,13 +154,13 @@ def _transaction(run: Run, request: Request, schema_of: SchemaOf) -> dict[str, A
     for stmt, entry in zip(parsed, params["TransactStatements"], strict=True):
         operation, sub = translate(stmt, list(entry.get("Parameters") or []), schema_of, batch=all(reads))
         sub.pop("ReturnValues", None)
-        actions.append({{"GetItem": "Get", "PutItem": "Put", "UpdateItem": "Update"}.get(operation, "Delete"): sub})
+        actions.append({ACTION_OF[operation]: sub})
     outer: dict[str, Any] = {"TransactItems": actions}
     for name in ("ClientRequestToken", "ReturnConsumedCapacity"):
         if params.get(name) is not None and not (name == "ClientRequestToken" and all(reads)):
             outer[name] = params[name]
     try:
-        answer = _call(run, request, "TransactGetItems" if all(reads) else "TransactWriteItems", outer)
+        answer = _call(run, request, Op.TRANSACT_GET_ITEMS if all(reads) else Op.TRANSACT_WRITE_ITEMS, outer)
     except ClientFault as fault:
         reasons = fault.extra.get("CancellationReasons")
         if fault.code != "TransactionCanceledException" or not isinstance(reasons, list):
@@ -191,9 +192,9 @@ def _in_statement(index: int, message: str) -> ClientFault:
 
 def execute(request: Request, run: Run, schema_of: SchemaOf) -> Response:
     """Answer one ExecuteStatement, BatchExecuteStatement or ExecuteTransaction (ClientFault for an error)."""
-    if request.operation == "ExecuteStatement":
+    if request.operation == Op.EXECUTE_STATEMENT:
         return response(200, _statement(run, request, schema_of))
-    if request.operation == "BatchExecuteStatement":
+    if request.operation == Op.BATCH_EXECUTE_STATEMENT:
         return response(200, _batch(run, request, schema_of))
     return response(200, _transaction(run, request, schema_of))
 

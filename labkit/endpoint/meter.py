@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..capacity import item_size, read_units, total_read_units, write_units
+from ..operations import SINGLE, WHOLE_TABLE
 from ..partition_keys import canonical
 from .schema import IndexSchema, TableSchema
 from .validate import Plan
 
 WireItem = Mapping[str, Any]
-_SINGLE = {"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan"}
 
 
 @dataclass
@@ -171,7 +171,7 @@ def meter(
     schemas: Mapping[str, TableSchema],
 ) -> Metered:
     """DynamoDB's ConsumedCapacity for a successful request, and the units per partition."""
-    if operation in ("Query", "Scan"):
+    if operation in WHOLE_TABLE:
         uses = list(_scan_uses(bool(params.get("ConsistentRead")), scanned, schemas))
     else:
         uses = list(_item_uses(plan, before, after, gets, schemas))
@@ -185,7 +185,7 @@ def meter(
     result = Metered(partitions=partitions)
     if mode in ("TOTAL", "INDEXES"):
         entries = report(billed, mode)
-        if operation in _SINGLE:
+        if operation in SINGLE:
             result.report = entries[0] if entries else {"TableName": params.get("TableName"), "CapacityUnits": 0.0}
         else:
             result.report = entries

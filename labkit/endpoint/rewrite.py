@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..operations import TRANSACTIONS, WHOLE_TABLE, Op
 from .evaluate import project
 from .expressions import Parsed
 
@@ -42,12 +43,12 @@ def _scope(params: Mapping[str, Any], parsed: Mapping[str, Parsed]) -> dict[str,
 
 def for_moto(operation: str, params: Mapping[str, Any], parsed_of: ParsedOf) -> dict[str, Any]:
     """The request moto applies (a copy: ``params`` is left as it is)."""
-    if operation in ("TransactWriteItems", "TransactGetItems"):
+    if operation in TRANSACTIONS:
         actions = []
         for action in params["TransactItems"]:
             actions.append({kind: _scope(body, parsed_of(body)) for kind, body in action.items() if body is not None})
         return {**params, "TransactItems": actions}
-    if operation == "BatchGetItem":
+    if operation == Op.BATCH_GET_ITEM:
         requests = {table: _scope(r, parsed_of(r)) for table, r in params["RequestItems"].items()}
         return {**params, "RequestItems": requests}
     return _scope(params, parsed_of(params))
@@ -62,15 +63,15 @@ def _projected(item: Any, scope: Mapping[str, Any], parsed_of: ParsedOf) -> Any:
 
 def finish(operation: str, params: Mapping[str, Any], payload: dict[str, Any], parsed_of: ParsedOf) -> None:
     """Apply the request's projections to moto's answer, in place."""
-    if operation == "GetItem" and "Item" in payload:
+    if operation == Op.GET_ITEM and "Item" in payload:
         payload["Item"] = _projected(payload["Item"], params, parsed_of)
-    elif operation in ("Query", "Scan") and "Items" in payload:
+    elif operation in WHOLE_TABLE and "Items" in payload:
         payload["Items"] = [_projected(item, params, parsed_of) for item in payload["Items"]]
-    elif operation == "BatchGetItem":
+    elif operation == Op.BATCH_GET_ITEM:
         for table, items in (payload.get("Responses") or {}).items():
             scope = params["RequestItems"].get(table, {})
             payload["Responses"][table] = [_projected(item, scope, parsed_of) for item in items]
-    elif operation == "TransactGetItems":
+    elif operation == Op.TRANSACT_GET_ITEMS:
         for response, action in zip(payload.get("Responses") or [], params["TransactItems"], strict=False):
             if isinstance(response, dict) and "Item" in response:
                 response["Item"] = _projected(response["Item"], action["Get"], parsed_of)

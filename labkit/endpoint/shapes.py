@@ -14,6 +14,7 @@ import functools
 import re
 from typing import Any
 
+from ..operations import Op
 from .encode import ClientFault
 from .values import canonicalise
 
@@ -214,13 +215,13 @@ def check_request(service: str, operation: str, params: dict[str, Any]) -> None:
     every broken constraint in one ``N validation errors detected: ...; ...`` (a bad table name
     alone: DynamoDB stops there)."""
     errors: list[str] = []
-    check(params, request_spec(service, operation), "", errors, create=operation == "CreateTable")
+    check(params, request_spec(service, operation), "", errors, create=operation == Op.CREATE_TABLE)
     if not errors:
         return
     named = [e for e in errors if "' at 'tableName' " in e]
     if named:
         errors = named
-    elif operation == "Query":
+    elif operation == Op.QUERY:
         errors = [_query_limit(e) for e in errors]
     count = len(errors)
     raise ClientFault(

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..operations import Op
 from .decode import Request
 from .encode import ClientFault, Response
 from .legacy import Placeholders
@@ -28,7 +29,6 @@ from .schema import TableSchema
 
 Run = Callable[[Request], Response]
 SchemaOf = Callable[[str], TableSchema | None]
-OPERATIONS = frozenset({"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction"})
 DUPLICATE = "Duplicate primary key exists in table"
 _SET_KINDS = {"S": "SS", "N": "NS", "B": "BS"}
 
@@ -179,7 +179,7 @@ def translate(
         item = build.bind(stmt.item)["M"]
         params["Item"] = item
         params["ConditionExpression"] = f"attribute_not_exists({build.name(schema.hash_key)})"
-        return "PutItem", build.attach(params)
+        return Op.PUT_ITEM, build.attach(params)
     if stmt.kind in ("UPDATE", "DELETE"):
         if stmt.kind == "DELETE" and stmt.returning not in (None, "ALL OLD"):
             raise ClientFault(
@@ -195,7 +195,7 @@ def translate(
             params["ConditionExpression"] = condition
         if stmt.returning is not None:
             params["ReturnValues"] = stmt.returning.replace(" ", "_")
-        return ("UpdateItem" if stmt.kind == "UPDATE" else "DeleteItem"), build.attach(params)
+        return (Op.UPDATE_ITEM if stmt.kind == "UPDATE" else Op.DELETE_ITEM), build.attach(params)
     if batch:
         if stmt.index is not None:
             raise _batch_select()
@@ -203,7 +203,7 @@ def translate(
             params["Key"] = _full_key(schema, stmt, build)
         except ClientFault as fault:
             raise _batch_select() from fault
-        return "GetItem", params
+        return Op.GET_ITEM, params
     keys = schema.keys
     if stmt.index is not None:
         index = schema.index(stmt.index)
@@ -215,10 +215,10 @@ def translate(
         params["KeyConditionExpression"] = " AND ".join(build.condition(c) for c in key_part)
         if rest:
             params["FilterExpression"] = " AND ".join(f"({build.condition(c)})" for c in rest)
-        return "Query", build.attach(params)
+        return Op.QUERY, build.attach(params)
     if stmt.where is not None:
         params["FilterExpression"] = build.condition(stmt.where)
-    return "Scan", build.attach(params)
+    return Op.SCAN, build.attach(params)
 
 
 def _names(node: Any) -> set[str]:
@@ -285,4 +285,4 @@ def projected(item: Mapping[str, Any], projection: tuple[Ref, ...]) -> dict[str,
     return out
 
 
-__all__ = ["DUPLICATE", "OPERATIONS", "Run", "SchemaOf", "projected", "translate"]
+__all__ = ["DUPLICATE", "Run", "SchemaOf", "projected", "translate"]

@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import constants as C
 from ..capacity import item_size
+from ..operations import DATA_PLANE, SINGLE, Op
 from ..partition_keys import canonical
 from . import expressions as X
 from .decode import DYNAMODB, Request
@@ -29,11 +30,8 @@ from .values import check_value
 
 SchemaOf = Callable[[str], TableSchema | None]
 
-#: Operations on items: validated here in full, metered, seen by hooks.
-DATA_PLANE = frozenset(C.DATA_PLANE_OPERATIONS)
-_SINGLE = frozenset({"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan"})
 #: Required by DynamoDB though botocore's model marks them optional.
-_ALSO_REQUIRED = {"CreateTable": ("KeySchema", "AttributeDefinitions")}
+_ALSO_REQUIRED: dict[str, tuple[str, ...]] = {Op.CREATE_TABLE: ("KeySchema", "AttributeDefinitions")}
 _EXPRESSIONS = (
     "ConditionExpression",
     "UpdateExpression",
@@ -128,7 +126,7 @@ def _expressions(scope: Mapping[str, Any], plan: Plan) -> dict[str, X.Parsed]:
 def _check_combinations(op: str, params: Mapping[str, Any]) -> None:
     """Rules across parameters that DynamoDB checks before it looks the table up (Scan's segments)."""
     segment, total = params.get("Segment"), params.get("TotalSegments")
-    if op != "Scan" or (segment is None and total is None):
+    if op != Op.SCAN or (segment is None and total is None):
         return
     if total is None:
         raise _invalid(
@@ -240,22 +238,22 @@ def _single(op: str, params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan,
     table = params["TableName"]
     parsed = _expressions(params, plan)
     schema = _schema(schema_of, table)
-    if op in ("GetItem", "Get"):
+    if op in (Op.GET_ITEM, "Get"):
         plan.reads.append((table, check_key(schema, params["Key"])))
         strong = transactional or bool(params.get("ConsistentRead"))
         plan.gets.append((table, dict(params["Key"]), strong, transactional))
-    elif op in ("PutItem", "Put"):
+    elif op in (Op.PUT_ITEM, "Put"):
         key, pk = check_item(schema, params["Item"])
         plan.writes.append(Target(table, key, pk, transactional))
-    elif op in ("UpdateItem", "Update", "DeleteItem", "Delete", "ConditionCheck"):
+    elif op in (Op.UPDATE_ITEM, "Update", Op.DELETE_ITEM, "Delete", "ConditionCheck"):
         pk = check_key(schema, params["Key"])
         _check_update_targets(schema, params, parsed)
         plan.writes.append(Target(table, dict(params["Key"]), pk, transactional, check_only=op == "ConditionCheck"))
-    elif op == "Query":
+    elif op == Op.QUERY:
         _check_select(params)
         pk = _query(schema, params, parsed)
         plan.reads.append((table, pk))
-    elif op == "Scan":
+    elif op == Op.SCAN:
         _check_select(params)
         _index(schema, params)
     if params.get("ExclusiveStartKey") is not None:
@@ -351,7 +349,7 @@ def _batch_write(params: Mapping[str, Any], schema_of: SchemaOf, plan: Plan) -> 
 def validate(request: Request, schema_of: SchemaOf) -> Plan:
     """Check ``request`` in full; raise :class:`ClientFault` or return what it touches."""
     params = request.params
-    if request.operation == "CreateTable" and params.get("TableName") is None:
+    if request.operation == Op.CREATE_TABLE and params.get("TableName") is None:
         raise _invalid("The parameter 'TableName' is required but was not present in the request")
     check_request(request.service, request.operation, params)
     for name in _ALSO_REQUIRED.get(op := request.operation, ()):
@@ -363,24 +361,24 @@ def validate(request: Request, schema_of: SchemaOf) -> Plan:
     plan = Plan()
     if request.service != DYNAMODB or op not in DATA_PLANE:
         return plan
-    if op == "BatchGetItem":
+    if op == Op.BATCH_GET_ITEM:
         for table_request in params["RequestItems"].values():
             translate(op, table_request)
-    elif op in _SINGLE:
+    elif op in SINGLE:
         translate(op, params)
         _check_combinations(op, params)
-    if op == "TransactWriteItems":
+    if op == Op.TRANSACT_WRITE_ITEMS:
         _transact_write(params, schema_of, plan)
-    elif op == "TransactGetItems":
+    elif op == Op.TRANSACT_GET_ITEMS:
         for action in params["TransactItems"]:
             _single("Get", action["Get"], schema_of, plan, transactional=True)
-    elif op == "BatchGetItem":
+    elif op == Op.BATCH_GET_ITEM:
         _batch_get(params, schema_of, plan)
-    elif op == "BatchWriteItem":
+    elif op == Op.BATCH_WRITE_ITEM:
         _batch_write(params, schema_of, plan)
     else:
         _single(op, params, schema_of, plan)
     return plan
 
 
-__all__ = ["DATA_PLANE", "Plan", "SchemaOf", "Target", "validate"]
+__all__ = ["Plan", "SchemaOf", "Target", "validate"]

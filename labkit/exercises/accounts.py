@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..invariants import check_uniqueness
+from ..operations import Op
 from ..table import table_spec
 from ..uniqueness import DEFAULT_FIELDS, account_key, marker_item, marker_key
 from .outcomes import Broke, Outcome, RecordedCall
@@ -61,9 +62,9 @@ def broken(items: list[dict[str, Any]]) -> tuple[str, str] | None:
 def shape(calls: list[RecordedCall]) -> dict[str, bool]:
     """Features of a solution, from the calls it made."""
     writes = [c for c in calls if c.is_write]
-    gsi = any(c.operation == "Query" and c.params.get("IndexName") == EMAIL_INDEX_NAME for c in calls)
-    scan = any(c.operation == "Scan" for c in calls)
-    txn = [c for c in writes if c.operation == "TransactWriteItems"]
+    gsi = any(c.operation == Op.QUERY and c.params.get("IndexName") == EMAIL_INDEX_NAME for c in calls)
+    scan = any(c.operation == Op.SCAN for c in calls)
+    txn = [c for c in writes if c.operation == Op.TRANSACT_WRITE_ITEMS]
     unguarded_txn = any(
         body.get("ConditionExpression") is None
         for c in txn

@@ -14,14 +14,14 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeSerializer
 
-from .. import constants as C
+from ..operations import DATA_PLANE, ITEM_WRITES, WRITES, Op
 from ..races import Interleaving
 from .verdict import Finding
 
 #: Who the actors are, in the checker's sentences.
 PEOPLE: Mapping[str, str] = {"A": "Ada", "B": "Bob", "C": "Cy"}
 #: The operations a solution may call: DynamoDB's item reads and writes, and DescribeTable.
-ALLOWED_OPERATIONS = C.READ_OPERATIONS | C.WRITE_OPERATIONS | {"DescribeTable"}
+ALLOWED_OPERATIONS = DATA_PLANE | {Op.DESCRIBE_TABLE}
 
 Item = dict[str, Any]
 _serializer = TypeSerializer()
@@ -45,14 +45,14 @@ class RecordedCall:
 
     @property
     def is_write(self) -> bool:
-        return self.operation in C.WRITE_OPERATIONS
+        return self.operation in WRITES
 
     def actions(self) -> list[tuple[str, Mapping[str, Any]]]:
         """(action, body) of each write: ("Put", {...}) for a PutItem or each transaction action."""
         op, p = self.operation, self.params
-        if op == "TransactWriteItems":
+        if op == Op.TRANSACT_WRITE_ITEMS:
             return [next(iter(a.items())) for a in p.get("TransactItems", []) if isinstance(a, Mapping)]
-        if op in ("PutItem", "UpdateItem", "DeleteItem"):
+        if op in ITEM_WRITES:
             return [(op.removesuffix("Item"), p)]
         return []
 

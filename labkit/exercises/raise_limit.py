@@ -7,6 +7,7 @@ from typing import Any
 
 from ..constants import FLAGS_SK_V1, SETTINGS_PK
 from ..invariants import lost_updates
+from ..operations import Op
 from .outcomes import Broke, Outcome, RecordedCall, Stop, person
 from .trial import Trial
 from .verdict import Finding
@@ -75,7 +76,7 @@ def _problem(expected: int, items: list[dict[str, Any]]) -> str | None:
 
 def _atomic(calls: list[RecordedCall]) -> bool:
     """One UpdateItem that adds in place (ADD, or SET x = x + :v), with no read before it."""
-    if len(calls) != 1 or calls[0].operation != "UpdateItem":
+    if len(calls) != 1 or calls[0].operation != Op.UPDATE_ITEM:
         return False
     expr = str(calls[0].params.get("UpdateExpression", ""))
     return bool(re.search(r"\bADD\b", expr, re.I) or re.search(r"=\s*(\S+)\s*\+", expr))
@@ -84,7 +85,7 @@ def _atomic(calls: list[RecordedCall]) -> bool:
 def _write_words(calls: list[RecordedCall]) -> tuple[str, str]:
     """(kind, sentence) for an unguarded write after a read."""
     writes = [c for c in calls if c.is_write]
-    if any(c.operation == "PutItem" for c in writes):
+    if any(c.operation == Op.PUT_ITEM for c in writes):
         return "read-modify-write", "your PutItem wrote back the whole item as it was read"
     return ("read-modify-write", "your UpdateItem SET the limit computed from what was read, with no condition")
 

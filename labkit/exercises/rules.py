@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..operations import Op
 from ..races import Interleaving
 from .outcomes import ALLOWED_OPERATIONS, Outcome, RecordedCall, Stop, call_text, last_line, person
 from .verdict import NOT_SOLVED, Finding
@@ -51,7 +52,7 @@ def check_calls(
     order = res.label if res is not None else None
     for call in calls:
         who = person(call.actor)
-        if call.operation == "DeleteTable":
+        if call.operation == Op.DELETE_TABLE:
             raise Stop(
                 Finding(
                     "deleted-table",
@@ -131,9 +132,9 @@ def _s(av: Any) -> str:
 
 def _tables(call: RecordedCall) -> list[str]:
     p = call.params
-    if call.operation == "TransactWriteItems":
+    if call.operation == Op.TRANSACT_WRITE_ITEMS:
         return [str(body.get("TableName")) for _, body in call.actions()]
-    if call.operation == "BatchWriteItem":
+    if call.operation == Op.BATCH_WRITE_ITEM:
         return [str(t) for t in (p.get("RequestItems") or {})]
     if call.is_write:
         return [str(p.get("TableName"))]
@@ -146,7 +147,7 @@ def _write_keys(call: RecordedCall) -> list[tuple[str, str]]:
         found = body.get("Key") or body.get("Item")
         if isinstance(found, Mapping):
             keys.append(found)
-    if call.operation == "BatchWriteItem":
+    if call.operation == Op.BATCH_WRITE_ITEM:
         for requests in (call.params.get("RequestItems") or {}).values():
             for r in requests:
                 for body in r.values():

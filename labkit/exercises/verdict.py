@@ -29,7 +29,7 @@ class Finding:
     ``missing-normalisation``) or a plain failure (``wrong-signature``, ``timeout``, ``error``,
     ``deleted-table``, ``outside-keys``, ``wrong-client``, ``too-many-calls``, ``wrong-result``,
     ``not-solved``). Each exercise's task bullets name every kind its check can give
-    (tests/test_exercise_notebooks.py).
+    (tests/lessons/test_exercise_notebooks.py).
     ``order`` is the replayable order string (``"A B A B"``) when a race showed it;
     ``interleaving`` is that run, for :meth:`figure`.
     """

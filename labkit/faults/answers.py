@@ -16,6 +16,8 @@ from .. import constants as C
 from .._errors_map import THROTTLING_CODES
 from ..engine_hooks import Rejection
 from ..errors import ValidationError
+from ..operations import CONFLICTABLE as CONFLICTS
+from ..operations import DATA_PLANE_ORDER, TRANSACTIONS
 
 #: Every error a fault may name -> (HTTP status, DynamoDB's message). "TransactionConflict"
 #: takes the shape the operation gets from DynamoDB (see :func:`rejection`).
@@ -34,9 +36,10 @@ ERRORS: dict[str, tuple[int, str]] = {
 #: DynamoDB's message for a single-item write that meets a transaction in flight.
 CONFLICT_EXCEPTION_MESSAGE = "Operation was rejected because there is an ongoing transaction for the item."
 #: Data-plane operations a rule may name ("*" matches them all).
-OPERATIONS = C.DATA_PLANE_OPERATIONS
-#: Operations DynamoDB can refuse with a transaction conflict.
-CONFLICTABLE = ("PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "TransactGetItems")
+OPERATIONS = DATA_PLANE_ORDER
+#: Data-plane operations DynamoDB can refuse with a transaction conflict (the catalogue's ``conflicts``;
+#: PartiQL can meet one too, but its statements reach faults as the data-plane requests they become).
+CONFLICTABLE = tuple(op for op in DATA_PLANE_ORDER if op in CONFLICTS)
 #: Errors that mean "slow down" (labkit maps them all to Throttled, in labkit._errors_map).
 THROTTLES = tuple(sorted(THROTTLING_CODES, key=list(ERRORS).index))
 #: The error code the endpoint answers the prepare of a held transaction with (labkit-only).
@@ -88,7 +91,7 @@ def rejection(
         )
     status, message = ERRORS[error]
     if error == "TransactionConflict":
-        if operation in ("TransactWriteItems", "TransactGetItems"):
+        if operation in TRANSACTIONS:
             n = max(_actions(params), item + 1)
             return _replace(cancelled(conflict_reasons(n, [item])), apply_first)
         return Rejection("TransactionConflictException", CONFLICT_EXCEPTION_MESSAGE, 400, apply_first=apply_first)

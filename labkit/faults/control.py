@@ -15,24 +15,26 @@ import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import constants as C
 from ..errors import ConfigurationError, ValidationError
+from ..operations import CONTROL_PREFIX, CONTROLS, Op
 from .rules import FaultRules
 
 if TYPE_CHECKING:
     from ..backend import Connection
 
-#: The control operations the ``labkit`` profile's endpoint answers (``Labkit.<name>``).
-CONTROL_OPERATIONS = ("SetFaults", "GetFaults", "HoldTransaction", "ReleaseTransaction", "AdvanceClock")
+#: The control operations the ``labkit`` profile's endpoint answers, without their ``Labkit.`` prefix.
+CONTROL_OPERATIONS = tuple(sorted(Op(name).short for name in CONTROLS))
 
 
 def control(url: str, operation: str, payload: Mapping[str, Any], timeout: float = 10.0) -> dict[str, Any]:
-    """POST one ``Labkit.<operation>`` control request to the embedded endpoint at ``url``."""
+    """POST one ``Labkit.<operation>`` control request (``Op.SET_FAULTS``, or its short name) to ``url``."""
+    target = operation if operation.startswith(CONTROL_PREFIX) else CONTROL_PREFIX + operation
+    operation = target.removeprefix(CONTROL_PREFIX)
     request = urllib.request.Request(
         url,
         data=json.dumps(payload).encode("utf-8"),
         method="POST",
-        headers={"X-Amz-Target": f"{C.CONTROL_PREFIX}{operation}", "Content-Type": "application/x-amz-json-1.0"},
+        headers={"X-Amz-Target": target, "Content-Type": "application/x-amz-json-1.0"},
     )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as answer:  # noqa: S310  loopback
@@ -42,7 +44,7 @@ def control(url: str, operation: str, payload: Mapping[str, Any], timeout: float
         unknown = str(body.get("__type", "")).endswith("#UnknownOperationException")
         if unknown and operation in CONTROL_OPERATIONS:  # one labkit's endpoint answers: not this one
             raise ConfigurationError(
-                f"the endpoint at {url} does not answer {C.CONTROL_PREFIX}{operation}: it is not labkit's "
+                f"the endpoint at {url} does not answer {target}: it is not labkit's "
                 "embedded endpoint with its defaults (e.g. `labkit serve --profile dynamodb-local`, DynamoDB "
                 "Local or AWS); use the race lab's per-call faults (run_interleaving(..., faults=[...])), "
                 "which act in the client"
@@ -66,7 +68,7 @@ def set_endpoint_faults(
 ) -> FaultRules:
     """Switch the endpoint's fault rules (None or [] switches them off); checked here first."""
     parsed = rules if isinstance(rules, FaultRules) else FaultRules.parse(rules or [], "rules")
-    control(_endpoint(conn), "SetFaults", parsed.as_dict())
+    control(_endpoint(conn), Op.SET_FAULTS, parsed.as_dict())
     return parsed
 
 
@@ -85,7 +87,7 @@ def endpoint_faults(
 
 def endpoint_fault_log(conn: Connection) -> list[dict[str, Any]]:
     """Faults the endpoint injected (oldest first): operation, error, status, applied, keys."""
-    return list(control(_endpoint(conn), "GetFaults", {})["Log"])
+    return list(control(_endpoint(conn), Op.GET_FAULTS, {})["Log"])
 
 
 def advance_token_clock(conn: Connection, seconds: float) -> float:
@@ -94,4 +96,4 @@ def advance_token_clock(conn: Connection, seconds: float) -> float:
     The engine's clock dates ClientRequestTokens and is the time its hooks see; returns the
     total advance so far, in seconds.
     """
-    return float(control(_endpoint(conn), "AdvanceClock", {"Seconds": seconds})["Advanced"])
+    return float(control(_endpoint(conn), Op.ADVANCE_CLOCK, {"Seconds": seconds})["Advanced"])

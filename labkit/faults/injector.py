@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .. import constants as C
 from ..engine_hooks import Rejection, RequestInfo
 from ..errors import ValidationError
+from ..operations import TRANSACTIONS, Op
 from ..partition_keys import canonical
 from .answers import CONFLICT_EXCEPTION_MESSAGE, CONFLICTABLE, HELD, cancelled, conflict_reasons, rejection
 from .rules import FaultRules
@@ -94,7 +95,7 @@ class FaultInjector:
     # --- transactions in flight
 
     def _in_flight(self, request: RequestInfo, now: float) -> Rejection | None:
-        token = request.params.get("ClientRequestToken") if request.operation == "TransactWriteItems" else None
+        token = request.params.get("ClientRequestToken") if request.operation == Op.TRANSACT_WRITE_ITEMS else None
         mine = self.holds.get(str(token)) if token else None
         if mine is not None and not mine.prepared:  # the prepare: lock its items, write nothing
             mine.locks = frozenset(request.writes + request.reads)
@@ -107,12 +108,12 @@ class FaultInjector:
         if not locked or request.operation not in CONFLICTABLE:
             return None
         touched = set(request.writes)
-        if request.operation in ("TransactWriteItems", "TransactGetItems"):
+        if request.operation in TRANSACTIONS:
             touched |= set(request.reads)
         hit = touched & locked
         if not hit:
             return None
-        if request.operation in ("TransactWriteItems", "TransactGetItems"):
+        if request.operation in TRANSACTIONS:
             actions = request.params.get("TransactItems") or []
             at = [i for i, a in enumerate(actions) if _action_touches(a, hit)] or [0]
             rej = cancelled(conflict_reasons(len(actions), at))
@@ -141,7 +142,7 @@ def fault_controls(injector: FaultInjector) -> dict[str, Control]:
 
     def set_faults(engine: DynamoEngine, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         try:
-            injector.set_rules(FaultRules.parse(params, "Labkit.SetFaults"))
+            injector.set_rules(FaultRules.parse(params, Op.SET_FAULTS))
         except ValidationError as exc:
             return bad(str(exc))
         return 200, {"Rules": len(injector.rules.rules)}
@@ -158,8 +159,8 @@ def fault_controls(injector: FaultInjector) -> dict[str, Control]:
         def hold_or_release(engine: DynamoEngine, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
             token = params.get("ClientRequestToken")
             if not isinstance(token, str) or not token:
-                return bad(f"{C.CONTROL_PREFIX}{operation} needs a ClientRequestToken")
-            if operation == "HoldTransaction":
+                return bad(f"{operation} needs a ClientRequestToken")
+            if operation == Op.HOLD_TRANSACTION:
                 injector.holds[token] = Held(token)
             else:
                 injector.holds.pop(token, None)
@@ -168,10 +169,10 @@ def fault_controls(injector: FaultInjector) -> dict[str, Control]:
         return hold_or_release
 
     return {
-        f"{C.CONTROL_PREFIX}SetFaults": set_faults,
-        f"{C.CONTROL_PREFIX}GetFaults": get_faults,
-        f"{C.CONTROL_PREFIX}HoldTransaction": holding("HoldTransaction"),
-        f"{C.CONTROL_PREFIX}ReleaseTransaction": holding("ReleaseTransaction"),
+        Op.SET_FAULTS: set_faults,
+        Op.GET_FAULTS: get_faults,
+        Op.HOLD_TRANSACTION: holding(Op.HOLD_TRANSACTION),
+        Op.RELEASE_TRANSACTION: holding(Op.RELEASE_TRANSACTION),
     }
 
 

@@ -22,6 +22,7 @@ from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
 
 from ..engine_hooks import Rejection
 from ..errors import RaceError, ValidationError
+from ..operations import Op
 from .answers import HELD, error_body, rejection
 from .control import control
 from .kinds import Conflict, Fault, FaultSpec, Hold, LoseResponse, ServerError, Throttle, check_order, parse_faults
@@ -57,7 +58,7 @@ _FAULT = "labkit_fault"
 class FaultPlan:
     """Race-lab faults for one run. Made by :func:`plan_for`; close() when done.
 
-    The race lab's handlers (:mod:`labkit.races.intercept`) call :meth:`mark` as each of an
+    The race lab's handlers (:mod:`labkit.intercept`) call :meth:`mark` as each of an
     actor's calls gets its turn (any client the actor uses) and :meth:`send` as botocore is about
     to send it; :func:`inject` hooks one client's events with the same two methods.
     """
@@ -137,13 +138,13 @@ class FaultPlan:
         self, client: Any, session: Any, request: Any, actor: str, operation: str, params: Mapping[str, Any]
     ) -> None:
         token = params.get("ClientRequestToken")
-        if operation != "TransactWriteItems" or not token:
+        if operation != Op.TRANSACT_WRITE_ITEMS or not token:
             raise RaceError(
                 f"hold on {actor}: only a TransactWriteItems can be held in flight, "
                 f"and this call is {operation}; move the fault to that call"
             )
         url = request.url
-        control(url, "HoldTransaction", {"ClientRequestToken": token})
+        control(url, Op.HOLD_TRANSACTION, {"ClientRequestToken": token})
         self._held.append((url, str(token)))
         answer = _send(client, request)  # the real request: the endpoint locks its items
         if HELD not in answer.text:
@@ -168,7 +169,7 @@ class FaultPlan:
         self._installed.clear()
         for url, token in self._held:
             with contextlib.suppress(Exception):
-                control(url, "ReleaseTransaction", {"ClientRequestToken": token})
+                control(url, Op.RELEASE_TRANSACTION, {"ClientRequestToken": token})
         self._held.clear()
 
 

@@ -12,14 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..constants import READ_OPERATIONS
+from .. import operations as ops
 from ..errors import RaceError
 from .interleave import Interleaving
 
 #: Operations that only read; every other operation counts as a write.
-READS = READ_OPERATIONS
+READS = ops.READS
 #: Operations whose call_key does not name items: they touch the whole table.
-WHOLE_TABLE = frozenset({"Query", "Scan", "BatchGetItem", "BatchWriteItem"})
+WHOLE_TABLE = ops.WHOLE_TABLE | ops.BATCHES
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Recording and gating: what a run does with each call its actors make (hold it for its turn, record it).
 
-The calls reach a session through :mod:`labkit.races.intercept` (one interception point every
+The calls reach a session through :mod:`labkit.intercept` (one interception point every
 botocore client passes, and a thread -> actor binding); a session decides what happens to them.
 """
 
@@ -15,6 +15,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from ..errors import OUTCOME_ERRORS, RaceError, error_code
+from .keys import call_key
 
 #: The clients the lab hands one-argument actors make exactly one HTTP request per call:
 #: botocore's own retries are off. (A team's own client keeps its retries: a turn is one API
@@ -96,6 +97,7 @@ class GatedRun(Session):
         return f"order {' '.join(self.requested)!r}, turns taken so far: {done}"
 
     def before(self, actor: str, call: dict[str, Any]) -> None:
+        call["key"] = call_key(call["operation"], call.get("params") or {})
         with self.cond:
             call["actor"] = actor
             call["seq"] = self.seq[actor]

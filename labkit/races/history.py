@@ -7,8 +7,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..constants import READ_OPERATIONS, WRITE_OPERATIONS
 from ..errors import ValidationError
+from ..operations import READS, WRITES
 from ..validation import check_columns, check_int
 
 #: Columns of a history DataFrame, in order.
@@ -58,8 +58,8 @@ def overwrites(history: pd.DataFrame) -> pd.DataFrame:
     needed = ("actor", "seq", "operation", "key", "start", "end", "outcome")
     check_columns("overwrites", history.columns, needed, hint="pass res.history")
     calls = [c for c in history.to_dict("records") if c["outcome"] == "ok"]
-    reads = [c for c in calls if c["operation"] in READ_OPERATIONS]
-    writes = [c for c in calls if c["operation"] in WRITE_OPERATIONS]
+    reads = [c for c in calls if c["operation"] in READS]
+    writes = [c for c in calls if c["operation"] in WRITES]
     found = []
     for w in writes:
         mine = [r for r in reads if r["actor"] == w["actor"] and r["key"] == w["key"] and r["end"] <= w["start"]]
@@ -87,4 +87,4 @@ def overwrites(history: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(found, columns=columns)
 
 
-__all__ = ["HISTORY_COLUMNS", "history_frame", "READ_OPERATIONS", "WRITE_OPERATIONS", "lost_updates", "overwrites"]
+__all__ = ["HISTORY_COLUMNS", "history_frame", "lost_updates", "overwrites"]

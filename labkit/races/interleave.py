@@ -13,10 +13,10 @@ import pandas as pd
 
 from ..errors import RaceError, ValidationError, error_code
 from ..faults import FaultPlan, FaultSpec, plan_for
+from ..intercept import Binding, bind_thread, endpoint_key, install
 from ..validation import check_callable, check_positive
 from .gate import ABORT_GRACE, NO_RETRIES, Aborted, GatedRun
 from .history import history_frame
-from .intercept import Binding, bind_thread, endpoint_key, install
 from .types import Actor
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ def run_gated(
 ) -> Interleaving:
     """Run the actors once, concurrently, each on a thread bound to it, their calls forced into ``order``.
 
-    Every DynamoDB call on an actor's thread (any botocore client: :mod:`labkit.races.intercept`)
+    Every DynamoDB call on an actor's thread (any botocore client: :mod:`labkit.intercept`)
     waits for its turn. The arguments are already checked (:func:`run_interleaving` is the public
     way in); a stage is reused across runs of the same actors (:func:`~labkit.races.all_interleavings`).
     """

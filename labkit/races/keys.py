@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..operations import Op
+
 if TYPE_CHECKING:
     pass
 
@@ -49,7 +51,7 @@ def call_key(operation: str, params: Mapping[str, Any]) -> str:
         return _key_string(params["Item"])
     if "TransactItems" in params:
         return "; ".join(_transact_key(e) for e in params["TransactItems"])
-    if operation == "Query":
+    if operation == Op.QUERY:
         values = params.get("ExpressionAttributeValues") or {}
         return "/".join(_value(values[k]) for k in sorted(values))
     if "RequestItems" in params:

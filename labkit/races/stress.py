@@ -14,9 +14,9 @@ import pandas as pd
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ..errors import OUTCOME_ERRORS, LabkitError, RaceError, ValidationError, error_code
+from ..intercept import Binding, bound, endpoint_key, install
 from ..validation import check_callable, check_int
 from .gate import WorkerTally
-from .intercept import Binding, bound, endpoint_key, install
 from .types import Op
 
 if TYPE_CHECKING:

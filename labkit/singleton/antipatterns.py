@@ -12,6 +12,7 @@ from .._errors_map import map_errors
 from ..capacity import item_size
 from ..codec import from_wire, to_wire
 from ..errors import LabkitError, error_code
+from ..operations import Op
 from .guards import check_size
 from .results import FlagRead
 from .schema import VERSION_ATTR, version_of
@@ -43,7 +44,7 @@ def unsafe_update(store: FlagStore, change: Callable[[Mapping[str, bool | int | 
     new_item = {**stored, **wanted, VERSION_ATTR: version}
     wire = to_wire(new_item)
     check_size(item_size(current or {}), item_size(wire))
-    with map_errors("PutItem", store.table_name):
+    with map_errors(Op.PUT_ITEM, store.table_name):
         store.client.put_item(TableName=store.table_name, Item=wire)
     store.cache.invalidate()
     return version
@@ -66,7 +67,7 @@ def unsafe_scan_read(store: FlagStore, *, consistent: bool = False) -> FlagRead:
     }
     units, scanned, found = 0.0, 0, None
     try:
-        with map_errors("Scan", store.table_name):
+        with map_errors(Op.SCAN, store.table_name):
             while True:
                 page = store.client.scan(**kwargs)
                 units += float(page.get("ConsumedCapacity", {}).get("CapacityUnits", 0.0))

@@ -10,6 +10,7 @@ from ..capacity import item_size
 from ..codec import from_wire, to_wire
 from ..constants import FLAGS_SK_V1, FLAGS_SK_V2
 from ..errors import ConflictError, NotFound, TransactionCancelled, ValidationError
+from ..operations import Op
 from .guards import check_size
 from .results import MigrationResult
 from .schema import RESERVED_NAMES, VERSION_ATTR, FlagSchema, version_of
@@ -56,7 +57,7 @@ def migrate(
     wire = to_wire(item)
     check_size(0, item_size(wire))
     try:
-        with map_errors("PutItem", store.table_name):
+        with map_errors(Op.PUT_ITEM, store.table_name):
             store.client.put_item(TableName=store.table_name, Item=wire, ConditionExpression="attribute_not_exists(PK)")
     except ConflictError as exc:
         if exc.code != "ConditionalCheckFailedException":
@@ -105,7 +106,7 @@ def retire(store: FlagStore, *, old_sk: str = FLAGS_SK_V1, new_sk: str = FLAGS_S
         {"Delete": delete},
     ]
     try:
-        with map_errors("TransactWriteItems", store.table_name):
+        with map_errors(Op.TRANSACT_WRITE_ITEMS, store.table_name):
             store.client.transact_write_items(TransactItems=actions)
     except TransactionCancelled as exc:
         codes = exc.reason_codes

@@ -32,6 +32,7 @@ from ..errors import (
     Throttled,
     error_code,
 )
+from ..operations import Op
 from ..validation import check_int, check_non_negative
 from .cache import FlagCache, exponential_jitter
 from .guards import LostAnswer, SentWrite, check_size, root_cause
@@ -148,7 +149,7 @@ class FlagStore:
                 code, why = recent
                 return self._failed(code, f"{why}; not retried for {self.retry_after:g} s")
         try:
-            with map_errors("GetItem", self.table_name):
+            with map_errors(Op.GET_ITEM, self.table_name):
                 out = self.client.get_item(
                     TableName=self.table_name,
                     Key=self.key,
@@ -200,7 +201,7 @@ class FlagStore:
     def read_item(self, sk: str | None = None) -> dict[str, Any] | None:
         """The stored item at ``sk`` (default: the store's key), strongly consistent, in wire form."""
         key = {"PK": {"S": self.pk}, "SK": {"S": sk or self.sk}}
-        with map_errors("GetItem", self.table_name):
+        with map_errors(Op.GET_ITEM, self.table_name):
             out = self.client.get_item(TableName=self.table_name, Key=key, ConsistentRead=True)
         item = out.get("Item")
         return dict(item) if item is not None else None
@@ -301,7 +302,7 @@ class FlagStore:
         check_size(0, item_size(wire))
         self._send(
             SentWrite(None, wire),
-            "PutItem",
+            Op.PUT_ITEM,
             lambda: self.client.put_item(
                 TableName=self.table_name, Item=wire, ConditionExpression="attribute_not_exists(PK)"
             ),
@@ -326,7 +327,7 @@ class FlagStore:
             values[":cur"] = serialize(cur_version)
         out = self._send(
             SentWrite(cur_version if cur_version is not None else 0, new_wire),
-            "UpdateItem",
+            Op.UPDATE_ITEM,
             lambda: self.client.update_item(
                 TableName=self.table_name,
                 Key=self.key,
@@ -405,7 +406,7 @@ class FlagStore:
     def _toggle(self, name: str, value: bool, expected: bool, is_expected: str) -> int:
         """One conditional UpdateItem of one bool flag; ConflictError/NotFound say why it failed."""
         try:
-            with map_errors("UpdateItem", self.table_name):
+            with map_errors(Op.UPDATE_ITEM, self.table_name):
                 out = self.client.update_item(
                     TableName=self.table_name,
                     Key=self.key,

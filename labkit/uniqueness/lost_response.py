@@ -6,11 +6,13 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ConnectionClosedError
 
+from ..operations import Op
+
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 
-def lose_next_response(client: DynamoDBClient, operation: str = "TransactWriteItems") -> None:
+def lose_next_response(client: DynamoDBClient, operation: str = Op.TRANSACT_WRITE_ITEMS) -> None:
     """Drop the answer to this client's next ``operation`` after DynamoDB has applied it.
 
     The request really reaches DynamoDB and really takes effect; only the response never

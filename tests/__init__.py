@@ -1,0 +1,1 @@
+"""labkit's tests, in folders that mirror the package (docs/style.md)."""

@@ -1,0 +1,405 @@
+"""docs/architecture.md stays true: the import graph of labkit/ has no cycle and respects the layers.
+
+The graph is built with ``ast`` (no import runs) over every module in labkit/. An edge A -> B is a
+run-time import of B by A:
+
+* module-level AND function-level imports count (a lazy import inside a function still runs);
+* imports under ``if TYPE_CHECKING:`` do NOT count (they never run; annotations only);
+* ``from pkg import name`` is an edge to ``pkg.name`` when that is a module, and to ``pkg``;
+  importing ``a.b.c`` also runs ``a/__init__`` and ``a/b/__init__``: edges to those packages too,
+  except a module's own enclosing packages (Python has run them before the module);
+* a package ``__init__`` that defines a PEP 562 ``__getattr__`` imports by name: every string in
+  it that names one of its submodules is an edge (labkit/__init__.py's lazy public names).
+
+Layers, bottom to top (docs/architecture.md draws them): the shared floor; the engine core
+(labkit/endpoint/) beside the engine plug-ins (throughput, faults), which meet only in the
+composition root (labkit/embedded.py); the race lab; the lessons; views over them; the commands
+and plugin on top. A layer imports only the layers :data:`MAY_IMPORT` lists; the one exception is
+:data:`UPWARD`, a lazy edge from the floor to the composition root.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "labkit"
+Graph = Mapping[str, set[str]]
+
+#: Every module of labkit/ belongs to one layer (by its first name under labkit/).
+LAYERS: dict[str, tuple[str, ...]] = {
+    "floor": (
+        "errors",
+        "_errors_map",
+        "codec",
+        "constants",
+        "capacity",
+        "validation",
+        "partition_keys",
+        "numbers",
+        "engine_hooks",
+        "operations",
+        "intercept",
+        "compat",
+        "backend",
+        "table",
+    ),
+    "engine core": ("endpoint",),
+    "engine plug-ins": ("throughput", "faults"),
+    "composition root": ("embedded",),
+    "race lab": ("races",),
+    "lessons": ("singleton", "uniqueness", "counter"),
+    "views": ("invariants", "plots", "storms", "costs", "lab", "exercises"),
+    "top": ("__init__", "__main__", "cli", "launcher", "pytest_plugin"),
+}
+#: Which layers a layer may import (its own included where listed).
+MAY_IMPORT: dict[str, set[str]] = {
+    "floor": {"floor"},
+    "engine core": {"floor", "engine core"},
+    "engine plug-ins": {"floor", "engine plug-ins"},
+    "composition root": {"floor", "engine core", "engine plug-ins"},
+    "race lab": {"floor", "engine plug-ins", "race lab"},
+    "lessons": {"floor", "engine plug-ins", "lessons"},
+    "views": {"floor", "engine plug-ins", "race lab", "lessons", "views"},
+    "top": set(LAYERS),
+}
+#: The floor's one upward edge: ``connect("embedded")`` asks the composition root for the shared
+#: endpoint, inside the function (docs/decisions.md, "One composition root").
+UPWARD = {("labkit.backend", "labkit.embedded")}
+LESSONS = ("singleton", "uniqueness")
+#: The client side of faults: notation, race-lab injection, rules, the control client.
+FAULTS_CLIENT = ("answers", "kinds", "race", "rules", "control")
+
+
+# --- the graph ---------------------------------------------------------------------------------
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def import_nodes(tree: ast.AST) -> list[tuple[ast.Import | ast.ImportFrom, bool]]:
+    """Every import that can run, with whether it sits inside a function (TYPE_CHECKING skipped)."""
+    found: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        if isinstance(node, ast.If) and _type_checking(node.test):
+            for branch in node.orelse:
+                visit(branch, in_function)
+            return
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.append((node, in_function))
+        inner = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        for child in ast.iter_child_nodes(node):
+            visit(child, inner)
+
+    visit(tree, False)
+    return found
+
+
+def imports_of(name: str, source: str, known: Iterable[str], is_package: bool) -> dict[str, bool]:
+    """Modules of ``known`` that module ``name`` imports at run time -> True if only inside functions."""
+    known = set(known)
+    package = name.split(".") if is_package else name.split(".")[:-1]
+    tree = ast.parse(source)
+    targets: dict[str, bool] = {}
+
+    def add(target: str, lazy: bool) -> None:
+        targets[target] = targets.get(target, True) and lazy
+
+    for node, lazy in import_nodes(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                add(alias.name, lazy)
+            continue
+        base = package[: len(package) - node.level + 1] if node.level else []
+        module = ".".join([*base, *(node.module.split(".") if node.module else [])])
+        add(module, lazy)
+        for alias in node.names:
+            if f"{module}.{alias.name}" in known:
+                add(f"{module}.{alias.name}", lazy)
+    if is_package and any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body):
+        for constant in ast.walk(tree):  # PEP 562: names imported on first use, by string
+            value = constant.value if isinstance(constant, ast.Constant) else None
+            if isinstance(value, str) and f"{name}.{value}" in known:
+                add(f"{name}.{value}", True)
+    parts = name.split(".")
+    enclosing = {".".join(parts[:i]) for i in range(1, len(parts))}
+    edges: dict[str, bool] = {}
+    for target, lazy in targets.items():
+        pieces = target.split(".")
+        for i in range(1, len(pieces) + 1):
+            module = ".".join(pieces[:i])
+            if module in known and module not in enclosing and module != name:
+                edges[module] = edges.get(module, True) and lazy
+    return edges
+
+
+def edges_of(name: str) -> dict[str, bool]:
+    known = modules()
+    path = known[name]
+    return imports_of(name, path.read_text(encoding="utf-8"), known, path.name == "__init__.py")
+
+
+def import_graph() -> dict[str, set[str]]:
+    return {name: set(edges_of(name)) for name in modules()}
+
+
+def cycles(graph: Graph) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan), each as one cycle path."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1 or v in graph.get(v, ()):
+                found.append(cycle_path(graph, component))
+
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return found
+
+
+def cycle_path(graph: Graph, component: set[str]) -> list[str]:
+    """One concrete cycle through a strongly connected component: a -> b -> ... -> a."""
+    start = min(component)
+    parents: dict[str, str] = {}
+    frontier = [start]
+    while frontier:  # breadth-first inside the component, back to start
+        nxt = []
+        for v in frontier:
+            for w in sorted(graph.get(v, ())):
+                if w == start:
+                    path = [start]
+                    while v != start:
+                        path.insert(1, v)
+                        v = parents[v]
+                    return [*path, start]
+                if w in component and w not in parents:
+                    parents[w] = v
+                    nxt.append(w)
+        frontier = nxt
+    return [start, start]
+
+
+def reachable(graph: Graph, roots: Iterable[str], skip: Iterable[tuple[str, str]] = ()) -> set[str]:
+    """Every module the ``roots`` import, directly or not (edges in ``skip`` left out)."""
+    skip = set(skip)
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        v = todo.pop()
+        for w in graph.get(v, ()):
+            if w not in seen and (v, w) not in skip:
+                seen.add(w)
+                todo.append(w)
+    return seen
+
+
+def layer_of(module: str) -> str:
+    first = module.split(".")[1] if "." in module else "__init__"
+    (layer,) = [layer for layer, members in LAYERS.items() if first in members] or ["?"]
+    return layer
+
+
+def in_wing(modules_: Iterable[str], *wings: str) -> list[str]:
+    return sorted(m for m in modules_ if any(m == f"labkit.{w}" or m.startswith(f"labkit.{w}.") for w in wings))
+
+
+GRAPH = import_graph()
+
+
+# --- the rules ---------------------------------------------------------------------------------
+def test_import_graph__no_cycle() -> None:
+    """No import cycle anywhere in labkit/ (module- and function-level imports, not TYPE_CHECKING)."""
+    found = [" -> ".join(c) for c in cycles(GRAPH)]
+    assert not found, "import cycle(s) in labkit/: " + "; ".join(found)
+
+
+def test_layers__every_module_in_exactly_one_layer() -> None:
+    """A new module must be placed in a layer (and docs/architecture.md) before it can land."""
+    assert [m for m in GRAPH if layer_of(m) == "?"] == []
+    members = [m for layer in LAYERS.values() for m in layer]
+    assert len(members) == len(set(members))
+
+
+def test_layers__each_import_goes_to_an_allowed_layer() -> None:
+    """A layer imports only the layers below it that MAY_IMPORT lists (and the one UPWARD edge)."""
+    bad = [
+        f"{a} ({layer_of(a)}) -> {b} ({layer_of(b)})"
+        for a, targets in sorted(GRAPH.items())
+        for b in sorted(targets)
+        if layer_of(b) not in MAY_IMPORT[layer_of(a)] and (a, b) not in UPWARD
+    ]
+    assert bad == []
+
+
+def test_upward_edge__floor_reaches_the_composition_root_lazily_only() -> None:
+    """backend imports labkit.embedded inside connect() only, and the root never reaches backend:
+    so the edge cannot close a cycle, and `import labkit.backend` does not load the engine."""
+    for a, b in UPWARD:
+        assert edges_of(a)[b] is True, f"{a} imports {b} at module level"
+        assert a not in reachable(GRAPH, [b])
+
+
+def test_engine_core__imports_no_plugin() -> None:
+    """labkit/endpoint/ reaches nothing but itself and the floor: no throughput, faults, storms,
+    composition root, race lab or lesson — not even inside a function."""
+    core = [m for m in GRAPH if layer_of(m) == "engine core"]
+    wings = ("throughput", "faults", "storms", "embedded", "races", *LESSONS, "counter", "exercises")
+    assert in_wing(reachable(GRAPH, core), *wings) == []
+
+
+def test_floor__imports_no_wing() -> None:
+    """The shared floor reaches no race lab, engine, lesson, faults or exercises (but for UPWARD)."""
+    floor = [m for m in GRAPH if layer_of(m) == "floor"]
+    wings = ("races", "endpoint", *LESSONS, "faults", "exercises", "throughput", "embedded")
+    assert in_wing(reachable(GRAPH, floor, skip=UPWARD), *wings) == []
+
+
+def test_engine_plugins__reach_no_engine() -> None:
+    """throughput and faults talk to the engine through labkit.engine_hooks, never by import."""
+    plugins = [m for m in GRAPH if layer_of(m) == "engine plug-ins"]
+    assert in_wing(reachable(GRAPH, plugins), "endpoint", "embedded") == []
+
+
+@pytest.mark.parametrize("module", FAULTS_CLIENT)
+def test_faults_client_side__imports_no_engine(module: str) -> None:
+    """Fault notation, race-lab injection, rules and the control client never load the engine."""
+    reached = reachable(GRAPH, [f"labkit.faults.{module}"])
+    assert in_wing(reached, "endpoint", "embedded", "faults.injector") == []
+
+
+@pytest.mark.parametrize("path", [p for n, p in modules().items() if layer_of(n) == "lessons"], ids=str)
+def test_lesson__imports__never_the_race_lab_or_another_lesson(path: Path) -> None:
+    """A lesson stands on the floor only: no labkit.races, no other lesson."""
+    name = module_name(path)
+    own = name.split(".")[1]
+    assert in_wing(GRAPH[name], "races", *(w for w in (*LESSONS, "counter") if w != own)) == []
+
+
+@pytest.mark.parametrize("path", [p for n, p in modules().items() if layer_of(n) == "race lab"], ids=str)
+def test_race_lab__imports__never_a_lesson(path: Path) -> None:
+    """The race lab works on any actor: it imports no lesson."""
+    assert in_wing(GRAPH[module_name(path)], *LESSONS, "counter") == []
+
+
+def test_moto__imported_only_by_the_engine() -> None:
+    """moto is the engine's business: only labkit/endpoint/ imports it."""
+    outside = []
+    for name, path in modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {a.name for n, _ in import_nodes(tree) if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module or "" for n, _ in import_nodes(tree) if isinstance(n, ast.ImportFrom) and not n.level}
+        if any(n.split(".")[0] == "moto" for n in names) and layer_of(name) != "engine core":
+            outside.append(name)
+    assert outside == []
+
+
+def test_engines_and_endpoints__constructed_only_in_the_composition_root() -> None:
+    """Hooks are attached in one place: no labkit module but embedded.py calls DynamoEngine(...)
+    or EmbeddedEndpoint(...)."""
+    builders = {"DynamoEngine", "EmbeddedEndpoint"}
+    found = sorted(
+        name
+        for name, path in modules().items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in builders
+    )
+    assert set(found) == {"labkit.embedded"}
+
+
+# --- import hygiene (in a fresh interpreter) ---------------------------------------------------
+HEAVY = ("pandas", "boto3", "botocore", "moto", "matplotlib", "labkit.endpoint", "labkit.embedded")
+
+
+@pytest.mark.parametrize("statement", ["import labkit", "import labkit.errors", "from labkit import errors"])
+def test_import__cheap__no_pandas_boto3_moto_or_engine(statement: str) -> None:
+    """`import labkit` / `import labkit.errors` load the error tree only (as -X importtime shows)."""
+    code = f"{statement}\nimport sys\nprint('\\n'.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    loaded = out.stdout.split()
+    assert [m for m in loaded if any(m == h or m.startswith(h + ".") for h in HEAVY)] == []
+    assert "labkit.errors" in loaded
+
+
+@pytest.mark.parametrize("statement", ["import labkit.intercept", "import labkit.operations"])
+def test_import__floor_modules__no_pandas_no_race_lab_no_engine(statement: str) -> None:
+    """The interception floor (the plugin's and the race lab's) loads botocore only; the catalogue nothing."""
+    code = f"{statement}\nimport sys\nprint('\\n'.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    loaded = out.stdout.split()
+    heavy = ("pandas", "boto3", "moto", "matplotlib", "labkit.races", "labkit.endpoint", "labkit.embedded")
+    assert [m for m in loaded if any(m == h or m.startswith(h + ".") for h in heavy)] == []
+    if statement.endswith("operations"):
+        assert "botocore" not in loaded
+
+
+def test_import__public_name__loaded_on_first_use() -> None:
+    """labkit.connect, labkit.races and labkit.FlagStore still work: imported when first touched."""
+    code = (
+        "import sys, labkit\nassert 'labkit.backend' not in sys.modules\n"
+        "print(labkit.connect.__module__, labkit.races.__name__, labkit.FlagStore.__name__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["labkit.backend", "labkit.races", "FlagStore"]
+
+
+# --- the checker itself ------------------------------------------------------------------------
+def test_cycles__a_cycle__named_as_a_path() -> None:
+    """The cycle finder finds a planted cycle and names it module by module."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}
+    assert cycles(graph) == [["a", "b", "c", "a"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_imports_of__function_level_counts_type_checking_does_not() -> None:
+    """A lazy import is an edge (marked lazy); an import under TYPE_CHECKING is none."""
+    source = (
+        "from typing import TYPE_CHECKING\nfrom . import constants as C\n"
+        "if TYPE_CHECKING:\n    from .races import run_interleaving\n"
+        "def f():\n    from .embedded import shared_endpoint\n"
+    )
+    known = {"labkit", "labkit.constants", "labkit.races", "labkit.embedded", "labkit.backend"}
+    assert imports_of("labkit.backend", source, known, False) == {"labkit.constants": False, "labkit.embedded": True}
+
+
+def test_imports_of__submodule_import__runs_its_package() -> None:
+    """Importing labkit.endpoint.engine from outside runs labkit/endpoint/__init__ too."""
+    known = {"labkit", "labkit.endpoint", "labkit.endpoint.engine", "labkit.throughput"}
+    edges = imports_of("labkit.throughput", "from .endpoint.engine import X\n", known, False)
+    assert set(edges) == {"labkit.endpoint", "labkit.endpoint.engine"}

@@ -1,0 +1,252 @@
+"""The control plane where moto differed from DynamoDB: CreateTable's LSI rules, UpdateTable's
+billing-mode rules, TTL and tags on missing tables, tag ARNs, tags that overwrite, ListTables in
+order with paging, and ItemCollectionMetrics.
+
+API reference pages: CreateTable, UpdateTable, UpdateTimeToLive, TagResource, ListTagsOfResource,
+ListTables, and ItemCollectionMetrics; messages as DynamoDB answers. Over HTTP with boto3
+(client-side validation off) to a real endpoint (ListTables in a region of its own: moto's tables
+are shared by every endpoint in the process).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from labkit.endpoint import EmbeddedEndpoint
+from tests.endpoint.conftest import raw_client, refused
+
+HASH = [{"AttributeName": "pk", "KeyType": "HASH"}]
+HASH_RANGE = [*HASH, {"AttributeName": "sk", "KeyType": "RANGE"}]
+
+
+def _defs(*names: str) -> list[dict[str, str]]:
+    return [{"AttributeName": n, "AttributeType": "S"} for n in names]
+
+
+def _lsi(hash_key: str = "pk", name: str = "lsi1", keys: int = 2) -> dict[str, Any]:
+    schema = [{"AttributeName": hash_key, "KeyType": "HASH"}, {"AttributeName": "x", "KeyType": "RANGE"}]
+    return {"IndexName": name, "KeySchema": schema[:keys], "Projection": {"ProjectionType": "ALL"}}
+
+
+def _create(client: Any, name: str, **extra: Any) -> None:
+    params: dict[str, Any] = {"KeySchema": HASH, "AttributeDefinitions": _defs("pk"), **extra}
+    if "ProvisionedThroughput" not in extra:
+        params.setdefault("BillingMode", "PAY_PER_REQUEST")
+    client.create_table(TableName=name, **params)
+
+
+# --- CreateTable -------------------------------------------------------------------------------------
+
+LSI_RULES: dict[str, tuple[dict[str, Any], str]] = {
+    "hash-only table": (
+        {"KeySchema": HASH, "AttributeDefinitions": _defs("pk", "x"), "LocalSecondaryIndexes": [_lsi()]},
+        "One or more parameter values were invalid: Table KeySchema does not have a range key, which is required "
+        "when specifying a LocalSecondaryIndex",
+    ),
+    "other hash key": (
+        {
+            "KeySchema": HASH_RANGE,
+            "AttributeDefinitions": _defs("pk", "sk", "x", "o"),
+            "LocalSecondaryIndexes": [_lsi("o")],
+        },
+        "One or more parameter values were invalid: Index KeySchema does not have the same leading hash key as table "
+        "KeySchema for index: lsi1. index hash key: o, table hash key: pk",
+    ),
+    "no range key": (
+        {"KeySchema": HASH_RANGE, "AttributeDefinitions": _defs("pk", "sk"), "LocalSecondaryIndexes": [_lsi(keys=1)]},
+        "One or more parameter values were invalid: Index KeySchema does not have a range key for index: lsi1",
+    ),
+    "duplicate name": (
+        {
+            "KeySchema": HASH_RANGE,
+            "AttributeDefinitions": _defs("pk", "sk", "x"),
+            "LocalSecondaryIndexes": [_lsi(), _lsi()],
+        },
+        "One or more parameter values were invalid: Duplicate index name: lsi1",
+    ),
+    "six indexes": (
+        {
+            "KeySchema": HASH_RANGE,
+            "AttributeDefinitions": _defs("pk", "sk", "x"),
+            "LocalSecondaryIndexes": [_lsi(name=f"lsi{i}") for i in range(6)],
+        },
+        "One or more parameter values were invalid: Number of LocalSecondaryIndexes exceeds per-table limit of 5",
+    ),
+    "duplicate key attribute": (
+        {"KeySchema": [*HASH, {"AttributeName": "pk", "KeyType": "RANGE"}], "AttributeDefinitions": _defs("pk")},
+        "Invalid KeySchema: Some index key attribute have no definition",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(LSI_RULES), ids=list(LSI_RULES))
+def test_create_table__local_secondary_index_rules__validation_exception(client: Any, case: str) -> None:
+    """An LSI needs a table with a sort key, the table's partition key, a sort key of its own, a unique name, and at
+    most 5 per table; a KeySchema names each attribute once."""
+    params, message = LSI_RULES[case]
+    name = f"labkit-lsi-{uuid.uuid4().hex[:8]}"
+    assert refused(client.create_table, TableName=name, BillingMode="PAY_PER_REQUEST", **params) == (
+        "ValidationException",
+        message,
+    )
+    assert name not in client.list_tables()["TableNames"]
+
+
+def test_create_table__pay_per_request_with_throughput_refused(client: Any) -> None:
+    """ "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST"."""
+    assert refused(
+        client.create_table,
+        TableName="labkit-ppr",
+        KeySchema=HASH,
+        AttributeDefinitions=_defs("pk"),
+        BillingMode="PAY_PER_REQUEST",
+        ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
+    ) == (
+        "ValidationException",
+        "One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be "
+        "specified when BillingMode is PAY_PER_REQUEST",
+    )
+
+
+# --- UpdateTable --------------------------------------------------------------------------------------
+
+
+def test_update_table__billing_mode_rules(client: Any) -> None:
+    """PAY_PER_REQUEST takes no ProvisionedThroughput; switching to PROVISIONED needs one; the same throughput again
+    is "The provisioned throughput for the table will not change"."""
+    _create(client, "labkit-prov", ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
+    _create(client, "labkit-ondemand")
+    throughput = {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}
+    assert refused(
+        client.update_table, TableName="labkit-prov", BillingMode="PAY_PER_REQUEST", ProvisionedThroughput=throughput
+    )[1] == (
+        "One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified "
+        "when BillingMode is PAY_PER_REQUEST"
+    )
+    assert refused(client.update_table, TableName="labkit-ondemand", BillingMode="PROVISIONED")[1] == (
+        "One or more parameter values were invalid: ProvisionedThroughput must be specified when BillingMode is "
+        "PROVISIONED"
+    )
+    code, message = refused(
+        client.update_table, TableName="labkit-prov", BillingMode="PROVISIONED", ProvisionedThroughput=throughput
+    )
+    assert code == "ValidationException"
+    assert message.startswith("The provisioned throughput for the table will not change. The requested value equals")
+    client.update_table(TableName="labkit-ondemand", BillingMode="PAY_PER_REQUEST")  # a no-op is fine
+    client.update_table(
+        TableName="labkit-prov", ProvisionedThroughput={"ReadCapacityUnits": 9, "WriteCapacityUnits": 5}
+    )
+    described = client.describe_table(TableName="labkit-prov")["Table"]["ProvisionedThroughput"]
+    assert (described["ReadCapacityUnits"], described["WriteCapacityUnits"]) == (9, 5)
+
+
+def test_update_table__missing_table__resource_not_found(client: Any) -> None:
+    """UpdateTable on a table that does not exist: ResourceNotFoundException."""
+    code, _ = refused(client.update_table, TableName="labkit-nope", BillingMode="PAY_PER_REQUEST")
+    assert code == "ResourceNotFoundException"
+
+
+# --- TTL and tags ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("operation", ["update_time_to_live", "describe_time_to_live"])
+def test_time_to_live__missing_table__resource_not_found_exception(client: Any, operation: str) -> None:
+    """UpdateTimeToLive / DescribeTimeToLive on a missing table: ResourceNotFoundException (not ResourceNotFound)."""
+    extra = (
+        {"TimeToLiveSpecification": {"Enabled": True, "AttributeName": "ttl"}} if operation.startswith("update") else {}
+    )
+    assert refused(getattr(client, operation), TableName="labkit-nope", **extra) == (
+        "ResourceNotFoundException",
+        "Requested resource not found",
+    )
+
+
+def test_tags__same_key_again__overwrites_the_value(client: Any) -> None:
+    """TagResource: "If a tag with the same key already exists, its value is overwritten" (one tag per key)."""
+    _create(client, "labkit-tags")
+    arn = client.describe_table(TableName="labkit-tags")["Table"]["TableArn"]
+    client.tag_resource(ResourceArn=arn, Tags=[{"Key": "env", "Value": "test"}, {"Key": "team", "Value": "a"}])
+    client.tag_resource(ResourceArn=arn, Tags=[{"Key": "env", "Value": "production"}])
+    tags = client.list_tags_of_resource(ResourceArn=arn)["Tags"]
+    assert sorted((t["Key"], t["Value"]) for t in tags) == [("env", "production"), ("team", "a")]
+    client.untag_resource(ResourceArn=arn, TagKeys=["team"])
+    assert client.list_tags_of_resource(ResourceArn=arn)["Tags"] == [{"Key": "env", "Value": "production"}]
+
+
+def test_tags__bad_arn__validation_exception_missing_table__resource_not_found(client: Any) -> None:
+    """A ResourceArn that is not a table ARN: ValidationException; a table ARN of a missing table:
+    "Requested resource not found: ResourcArn: <arn> not found" (DynamoDB's own spelling)."""
+    code, message = refused(client.tag_resource, ResourceArn="not-a-valid-arn", Tags=[{"Key": "a", "Value": "b"}])
+    assert (code, message) == (
+        "ValidationException",
+        "Invalid TableArn: Invalid ResourceArn provided as input not-a-valid-arn",
+    )
+    arn = "arn:aws:dynamodb:us-east-1:123456789012:table/labkit-nope"
+    assert refused(client.list_tags_of_resource, ResourceArn=arn) == (
+        "ResourceNotFoundException",
+        f"Requested resource not found: ResourcArn: {arn} not found",
+    )
+    other = "arn:aws:dynamodb:us-east-1:000000000000:table/labkit-nope"
+    assert refused(client.list_tags_of_resource, ResourceArn=other)[0] == "AccessDeniedException"
+
+
+# --- ListTables ---------------------------------------------------------------------------------------
+
+
+def test_list_tables__sorted__limit_and_exclusive_start_page_through(endpoint: EmbeddedEndpoint) -> None:
+    """ListTables returns names in order; Limit pages them, LastEvaluatedTableName / ExclusiveStartTableName go on."""
+    client = raw_client(endpoint.url, region="ap-southeast-3")
+    for name in ("labkit-zeta", "labkit-alpha", "labkit-Mid", "labkit-beta"):
+        _create(client, name)
+    assert client.list_tables()["TableNames"] == ["labkit-Mid", "labkit-alpha", "labkit-beta", "labkit-zeta"]
+    first = client.list_tables(Limit=3)
+    assert first == {
+        **first,
+        "TableNames": ["labkit-Mid", "labkit-alpha", "labkit-beta"],
+        "LastEvaluatedTableName": "labkit-beta",
+    }
+    rest = client.list_tables(Limit=3, ExclusiveStartTableName=first["LastEvaluatedTableName"])
+    assert rest["TableNames"] == ["labkit-zeta"] and "LastEvaluatedTableName" not in rest
+    for name in client.list_tables()["TableNames"]:
+        client.delete_table(TableName=name)
+
+
+# --- ItemCollectionMetrics ----------------------------------------------------------------------------
+
+
+def test_item_collection_metrics__size_on_a_table_with_an_lsi(client: Any) -> None:
+    """ReturnItemCollectionMetrics=SIZE on a table with a local secondary index: ItemCollectionKey (the partition
+    key) and SizeEstimateRangeGB (two bounds); NONE, or a table without an LSI: no ItemCollectionMetrics."""
+    client.create_table(
+        TableName="labkit-icm",
+        KeySchema=HASH_RANGE,
+        AttributeDefinitions=_defs("pk", "sk", "x"),
+        LocalSecondaryIndexes=[_lsi()],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    item = {"pk": {"S": "p"}, "sk": {"S": "a"}, "x": {"S": "v"}}
+    for call, params in (
+        (client.put_item, {"Item": item}),
+        (
+            client.update_item,
+            {"Key": {"pk": {"S": "p"}, "sk": {"S": "a"}}, "AttributeUpdates": {"d": {"Value": {"S": "1"}}}},
+        ),
+        (client.delete_item, {"Key": {"pk": {"S": "p"}, "sk": {"S": "a"}}}),
+    ):
+        metrics = call(TableName="labkit-icm", ReturnItemCollectionMetrics="SIZE", **params)["ItemCollectionMetrics"]
+        assert metrics == {"ItemCollectionKey": {"pk": {"S": "p"}}, "SizeEstimateRangeGB": [0.0, 1.0]}
+    assert "ItemCollectionMetrics" not in client.put_item(
+        TableName="labkit-icm", Item=item, ReturnItemCollectionMetrics="NONE"
+    )
+    _create(client, "labkit-no-lsi")
+    plain = client.put_item(TableName="labkit-no-lsi", Item={"pk": {"S": "p"}}, ReturnItemCollectionMetrics="SIZE")
+    assert "ItemCollectionMetrics" not in plain
+    batch = client.batch_write_item(
+        RequestItems={"labkit-icm": [{"PutRequest": {"Item": item}}]}, ReturnItemCollectionMetrics="SIZE"
+    )
+    assert batch["ItemCollectionMetrics"] == {
+        "labkit-icm": [{"ItemCollectionKey": {"pk": {"S": "p"}}, "SizeEstimateRangeGB": [0.0, 1.0]}]
+    }

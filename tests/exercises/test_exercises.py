@@ -1,0 +1,291 @@
+"""labkit.exercises: the checker fails each classic wrong answer with its own explanation,
+passes the reference solutions every time, and gives a clear verdict for broken solutions.
+
+The wrong solutions are in tests/exercises/wrong_answers.py, written the way learners write them.
+"""
+
+# the wrong answers are written as learners write them
+# mypy: disable-error-code="no-untyped-def,no-untyped-call"
+
+# ruff: noqa: ANN001, ANN201, ARG001, E501
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+import labkit.exercises as ex
+from labkit.backend import Connection
+from labkit.errors import ValidationError
+from labkit.exercises.solutions import REFERENCE
+from tests.exercises.wrong_answers import (
+    CATALOGUE,
+    always_taken,
+    ce_check_then_write_gsi,
+    ce_guarded_separate_calls,
+    crashes,
+    deletes_table,
+    hangs,
+    other_table,
+    own_client,
+    retries_without_reading,
+    rl_atomic_add,
+    rl_read_modify_write,
+    rl_version_never_bumped,
+    stub_change_email,
+    su_redundant_gsi_check,
+    writes_outside,
+    wrong_signature,
+)
+
+
+@pytest.mark.parametrize(("name", "solution", "kind", "words"), CATALOGUE, ids=[c[1].__name__ for c in CATALOGUE])
+def test_check__classic_wrong_answer__fails_naming_that_mistake(conn: Connection, name, solution, kind, words) -> None:
+    """Each classic wrong answer fails, and the verdict names that mistake in plain words."""
+    verdict = ex.check(name, solution, conn=conn)
+    assert not verdict.passed
+    assert verdict.kinds == (kind,), str(verdict)
+    assert words in verdict.findings[0].message
+    assert kind in str(verdict)
+
+
+def test_check__read_modify_write__names_the_forced_order_whose_change_was_lost(conn: Connection) -> None:
+    """The lost update comes with its replayable order, who lost what, and a timeline figure."""
+    verdict = ex.check("raise-limit", rl_read_modify_write, conn=conn)
+    finding = verdict.findings[0]
+    assert finding.order == "A B A B"
+    assert finding.message.startswith("Ada's change was lost: your PutItem wrote back the whole item as it was read")
+    assert "ended at 105, not 115" in finding.message
+    assert "order A B A B" in str(verdict)
+    fig = finding.figure()
+    assert fig is not None and fig.axes[0].get_title(loc="left") == "order A B A B"
+    assert '<img alt="timeline of order A B A B" src="data:image/png;base64,' in verdict._repr_html_()
+    assert "`A B A B`" in verdict._repr_markdown_()
+
+
+def test_check__race_found_by_forcing__replays_with_run_interleaving(conn: Connection) -> None:
+    """A verdict's order string replays the same race with labkit.races.run_interleaving."""
+    verdict = ex.check("change-email", ce_check_then_write_gsi, conn=conn)
+    res = verdict.findings[0].interleaving
+    assert res is not None and res.label == verdict.findings[0].order
+    assert "two accounts hold email 'new@example.com'" in verdict.findings[0].message
+
+
+def test_check__separate_calls_that_pass_alone__fail_in_the_race_with_its_order(conn: Connection) -> None:
+    """Separate guarded calls survive every sequential probe; two tabs changing one email break them."""
+    verdict = ex.check("change-email", ce_guarded_separate_calls, conn=conn)
+    assert verdict.kinds == ("separate-calls",), str(verdict)
+    finding = verdict.findings[0]
+    assert finding.order is not None and finding.interleaving is not None
+    assert "is an orphan (account ACCT#ada holds" in finding.message
+
+
+def test_check__redundant_gsi_check_before_a_conditional_transaction__passes(conn: Connection) -> None:
+    """A GSI query is only a mistake when it is the only guard: no false alarm when markers hold."""
+    verdict = ex.check("unique-sign-up", su_redundant_gsi_check, conn=conn)
+    assert verdict.passed, str(verdict)
+
+
+def test_check__condition_on_a_version_never_bumped__says_what_the_condition_misses(conn: Connection) -> None:
+    """A guard on a version the write never changes still loses the update; the verdict says why."""
+    verdict = ex.check("raise-limit", rl_version_never_bumped, conn=conn)
+    assert verdict.kinds == ("wrong-result",)
+    assert "does the write also change what the condition checks" in verdict.findings[0].message
+    assert verdict.findings[0].order == "A B A B"
+
+
+def test_check__atomic_add__passes_and_points_at_the_version_guard(conn: Connection) -> None:
+    """An atomic ADD is a correct answer; the verdict says so and names the version guard."""
+    verdict = ex.check("raise-limit", rl_atomic_add, conn=conn)
+    assert verdict.passed, str(verdict)
+    assert verdict.notes and verdict.notes[0].startswith("An atomic ADD is a correct answer")
+    assert "version guard" in verdict.notes[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(REFERENCE))
+def test_check__reference_solution__passes_20_runs_in_a_row(conn: Connection, name: str) -> None:
+    """The reference solution passes every time: 20 checks in a row, no flake."""
+    for run in range(20):
+        verdict = ex.check(name, REFERENCE[name], conn=conn)
+        assert verdict.passed, f"run {run + 1}: {verdict}"
+        assert verdict.findings == () and verdict.notes == ()
+
+
+def test_check__reference_solution__tries_every_order_of_two_actors(conn: Connection) -> None:
+    """raise-limit's reference makes 2 calls per actor alone: all 6 orders are forced."""
+    verdict = ex.check("raise-limit", REFERENCE["raise-limit"], conn=conn)
+    assert "6 forced orders in 1 race" in verdict.tried
+    assert "12 calls in a storm" in verdict.tried
+
+
+# ---------------------------------------------------------------- bad solutions
+
+
+def test_check__wrong_signature__fails_without_running_and_shows_both_signatures(conn: Connection) -> None:
+    """A solution with the wrong parameters gets a clear verdict naming the expected signature."""
+    verdict = ex.check("raise-limit", wrong_signature, conn=conn)
+    assert verdict.kinds == ("wrong-signature",)
+    assert verdict.findings[0].message.startswith(
+        "the checker calls solution(client, table_name, by: int) -> None, but yours is wrong_signature(client, by)"
+    )
+
+
+def test_check__not_a_function__fails_as_wrong_signature(conn: Connection) -> None:
+    """Passing something that cannot be called is a wrong-signature verdict, not a crash."""
+    verdict = ex.check("unique-sign-up", "def sign_up(): ...", conn=conn)  # type: ignore[arg-type]
+    assert verdict.kinds == ("wrong-signature",)
+    assert "is a str, not a function" in verdict.findings[0].message
+
+
+def test_check__never_returns__times_out_naming_the_timeout_and_stops_the_thread(conn: Connection) -> None:
+    """A solution that never returns ends in a timeout verdict, and its thread is stopped."""
+    verdict = ex.check("raise-limit", hangs, conn=conn, timeout=0.5)
+    assert verdict.kinds == ("timeout",)
+    assert "did not finish within the 0.5 s timeout" in verdict.findings[0].message
+    deadline = time.monotonic() + 5
+    while any(t.name.startswith("labkit-actor") for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("labkit-actor")]
+
+
+def test_check__hangs_only_under_contention__times_out_in_the_race(conn: Connection) -> None:
+    """A retry loop that never re-reads spins forever once it loses a race: a timeout, not a hang."""
+    verdict = ex.check(
+        "raise-limit", retries_without_reading, conn=conn, timeout=2.0
+    )  # the solo runs must finish on a loaded machine
+    assert verdict.kinds == ("timeout",)
+    assert "the race between Ada and Bob" in verdict.findings[0].message
+
+
+def test_check__deletes_the_table__says_so_and_the_next_check_starts_clean(conn: Connection) -> None:
+    """DeleteTable is named in the verdict; the next check gets a fresh table and passes."""
+    verdict = ex.check("raise-limit", deletes_table, conn=conn)
+    assert verdict.kinds == ("deleted-table",)
+    assert "DeleteTable deleted the table" in verdict.findings[0].message
+    assert ex.check("raise-limit", REFERENCE["raise-limit"], conn=conn).passed
+    assert not [t for t in conn.client.list_tables()["TableNames"] if t.startswith("labkit-ex-")]
+
+
+def test_check__writes_outside_its_keys__names_the_key(conn: Connection) -> None:
+    """A write to a key the exercise does not own fails, naming the key and the allowed ones."""
+    verdict = ex.check("raise-limit", writes_outside, conn=conn)
+    assert verdict.kinds == ("outside-keys",)
+    assert "wrote PK='HACK', SK='X', outside this exercise's keys" in verdict.findings[0].message
+
+
+def test_check__writes_to_another_table__fails_as_outside_keys(conn: Connection) -> None:
+    """A write to a table other than the one given fails before it can do harm elsewhere."""
+    verdict = ex.check("unique-sign-up", other_table, conn=conn)
+    assert verdict.kinds == ("outside-keys",)
+    assert "wrote to table 'labkit-lab'" in verdict.findings[0].message
+
+
+def test_check__uses_another_client__fails_as_wrong_client(conn: Connection) -> None:
+    """A solution that ignores the client it is given cannot be raced: the verdict says why."""
+    verdict = ex.check("raise-limit", own_client, conn=conn)
+    assert verdict.kinds == ("wrong-client",)
+    assert "made no DynamoDB call with the client it was given" in verdict.findings[0].message
+
+
+def test_check__stub__reads_not_solved_yet(conn: Connection) -> None:
+    """The notebook's stub (raise NotImplementedError) is 'not solved yet', not a crash."""
+    verdict = ex.check("change-email", stub_change_email, conn=conn)
+    assert not verdict.passed and verdict.not_solved
+    assert str(verdict).startswith("change-email: not solved yet")
+
+
+def test_check__undocumented_error__fails_with_the_tracebacks_last_line(conn: Connection) -> None:
+    """Any error but the exercise's documented one fails with the traceback's last line."""
+    verdict = ex.check("raise-limit", crashes, conn=conn)
+    assert verdict.kinds == ("error",)
+    assert "raised ZeroDivisionError: division by zero" in verdict.findings[0].message
+
+
+def test_check__documented_error_where_none_is_due__fails_with_its_last_line(conn: Connection) -> None:
+    """Raising ValueTaken for a free email is an error verdict quoting the exception."""
+    verdict = ex.check("unique-sign-up", always_taken, conn=conn)
+    assert not verdict.passed
+    assert verdict.kinds == ("wrong-result",)
+
+
+def test_check__unknown_exercise__raises_validation_error_listing_names(conn: Connection) -> None:
+    """An unknown exercise name is a clear error naming the real ones."""
+    with pytest.raises(ValidationError, match="no exercise called 'raise'; choose one of 'raise-limit'"):
+        ex.check("raise", rl_atomic_add, conn=conn)
+
+
+def test_check__bad_timeout__raises_validation_error(conn: Connection) -> None:
+    """A timeout that is not a positive number is refused before anything runs."""
+    with pytest.raises(ValidationError, match="timeout must be a positive number"):
+        ex.check("raise-limit", rl_atomic_add, conn=conn, timeout=0)
+
+
+# ---------------------------------------------------------------- names and hints
+
+
+def test_names__lists_the_three_exercises_in_workshop_order() -> None:
+    """names() gives the exercises in the order a workshop takes them."""
+    assert ex.names() == ["raise-limit", "unique-sign-up", "change-email"]
+
+
+def test_hint__levels__each_gives_more_and_points_to_the_next() -> None:
+    """Hints come in levels; each but the last says how to get the next."""
+    first = ex.hint("raise-limit", 1)
+    assert first.startswith("hint 1/4: ")
+    assert "hint('raise-limit', 2)" in first
+    assert "more:" not in ex.hint("raise-limit", 4)
+    assert "ADD" in ex.hint("raise-limit", 4)
+
+
+@pytest.mark.parametrize("level", [0, 5, "1", True])
+def test_hint__level_out_of_range__raises_validation_error(level: Any) -> None:
+    """A hint level that does not exist is a clear error with the range."""
+    with pytest.raises(ValidationError, match="'raise-limit' has hints 1 to 4"):
+        ex.hint("raise-limit", level)
+
+
+def test_readme__exercise_example__prints_the_lines_it_shows(
+    conn: Connection, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's exercise example, run with a read-modify-write answer, prints its commented lines."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = text[text.index("## Exercises for workshops") :]
+    block = re.search(r"```python\n(.*?)```", section, re.S)
+    assert block is not None
+    code = block.group(1).replace('check("raise-limit", raise_limit)', 'check("raise-limit", raise_limit, conn=conn)')
+    exec(compile(code, "README.md", "exec"), {"raise_limit": rl_read_modify_write, "conn": conn})  # noqa: S102
+    shown = [line.removeprefix("# ").rstrip(".") for line in block.group(1).splitlines() if line.startswith("# ")]
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == shown[0]
+    assert printed[1].startswith(shown[1].removesuffix(" .."))
+
+
+def test_finding__replay__reproduces_the_lost_update_on_a_seeded_table(conn: Connection, tconn: Connection) -> None:
+    """The verdict's replay line, run on a table holding the starting item, loses the same change."""
+    import labkit
+    from labkit.exercises.raise_limit import SEED
+    from labkit.invariants import scan_rows
+
+    finding = ex.check("raise-limit", rl_read_modify_write, conn=conn).findings[0]
+    assert finding.replay is not None
+    for item in SEED:
+        tconn.client.put_item(TableName=tconn.table_name, Item={k: _typed(v) for k, v in item.items()})
+    res = eval(
+        finding.replay,
+        {"labkit": labkit, "solution": rl_read_modify_write, "table_name": tconn.table_name, "conn": tconn},
+    )  # noqa: S307
+    assert res.label == "A B A B"
+    assert scan_rows(tconn.client, tconn.table_name)[0]["rate_limit_per_minute"] == 105
+
+
+def _typed(value: Any) -> dict[str, Any]:
+    from boto3.dynamodb.types import TypeSerializer
+
+    return dict(TypeSerializer().serialize(value))

@@ -1,0 +1,110 @@
+"""The workflow's DynamoDB Local notebook step, run here against a backend that behaves like DynamoDB Local.
+
+`.github/workflows/ci.yml`'s job ``dynamodb-local`` runs every lesson notebook with ``LABKIT_BACKEND=local``
+against the DynamoDB Local image. This machine has no Docker, so the stand-in is ``labkit serve --profile
+dynamodb-local`` in a separate process: the engine alone — no partition throttle, no fault injector, the
+``Labkit.*`` controls answered as unknown operations, as DynamoDB Local answers them. The step's own script
+(read from the workflow, with the job's and the step's environment and GitHub's ``bash -e``) runs in an empty
+folder, so a recipe that would fail on a runner fails here first. About a minute: marked ``slow``
+(``python3 bootstrap.py test --slow``, which CI runs too).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOW = ROOT / ".github" / "workflows" / "ci.yml"
+STEP = "notebooks against DynamoDB Local"
+#: What each lesson skips there, and why (printed by labkit.lab.engine_available).
+SKIPPED = {
+    "01_singleton_items": 0,
+    "02_uniqueness": 0,
+    "03_hot_keys_and_costs": 2,  # its throttling comes from labkit's partition model
+    "04_faults_and_retries": 2,  # a transaction held in flight; throttling by rule
+}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def like_dynamodb_local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`labkit serve --profile dynamodb-local` in its own process; its URL."""
+    port = _free_port()
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "labkit", "serve", "--profile", "dynamodb-local", "--port", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=_clean_env(),
+        )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while "listening" not in log.read_text():
+            assert server.poll() is None, f"labkit serve exited: {log.read_text()}"
+            assert time.monotonic() < deadline, f"labkit serve did not start: {log.read_text()}"
+            time.sleep(0.2)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _clean_env() -> dict[str, str]:
+    """This environment without AWS or LABKIT settings: a runner has none."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "LABKIT_"))}
+
+
+def _step(workflow: dict[str, Any]) -> tuple[dict[str, str], str]:
+    job = workflow["jobs"]["dynamodb-local"]
+    [step] = [s for s in job["steps"] if STEP in s.get("name", "")]
+    env = {**{k: str(v) for k, v in job.get("env", {}).items()}, **{k: str(v) for k, v in step["env"].items()}}
+    return env, str(step["run"])
+
+
+@pytest.mark.slow
+def test_workflow_notebook_step__against_labkit_serve_dynamodb_local__every_lesson_runs(
+    like_dynamodb_local: str, tmp_path: Path
+) -> None:
+    """The step's script, as GitHub runs it (bash -e, the job's env plus the step's, LABKIT_LOCAL_URL at the
+    stand-in), executes all four lessons; each asserts itself, and only the cells that need labkit's engine
+    say they were skipped, with the reason."""
+    env, script = _step(yaml.safe_load(WORKFLOW.read_text()))
+    assert env["LABKIT_BACKEND"] == "local" and "jupyter nbconvert" in script
+    (tmp_path / "notebooks").symlink_to(ROOT / "notebooks", target_is_directory=True)
+    run_env = {
+        **_clean_env(),
+        **env,
+        "LABKIT_LOCAL_URL": like_dynamodb_local,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    done = subprocess.run(
+        ["bash", "-e", "-c", script], cwd=tmp_path, env=run_env, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
+    executed = {p.stem: p for p in (tmp_path / "executed-notebooks").glob("*.ipynb")}
+    assert sorted(executed) == sorted(SKIPPED)
+    for name, path in executed.items():
+        nb = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
+        printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+        assert "backend=local" in printed, name
+        skips = [line for line in printed.splitlines() if line.startswith("skipped on ")]
+        assert len(skips) == SKIPPED[name], f"{name}: {skips}"
+        assert all(line.startswith("skipped on DynamoDB Local (LABKIT_BACKEND=local): ") for line in skips)

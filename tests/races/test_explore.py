@@ -1,0 +1,396 @@
+"""explore(): exhaustive while cheap, DPOR, PCT sampling; replayable counterexamples; bad input."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from labkit.backend import Connection
+from labkit.errors import RaceError, ValidationError
+from labkit.races import Interleaving, explore, run_interleaving
+from labkit.races.explore import Call, conflicts, count_orders
+from labkit.races.orders import each_order
+
+KEY = {"PK": {"S": "COUNTER"}, "SK": {"S": "C"}}
+Actor = Callable[[Any], Any]
+
+
+def reset(conn: Connection) -> Callable[[], None]:
+    def setup() -> None:
+        client = conn.client
+        for name in "ABC":
+            client.delete_item(TableName=conn.table_name, Key={"PK": {"S": f"AUDIT#{name}"}, "SK": {"S": "A"}})
+        client.put_item(TableName=conn.table_name, Item={**KEY, "n": {"N": "0"}, "v": {"N": "0"}})
+
+    return setup
+
+
+def read(client: Any, table: str) -> tuple[int, int]:
+    item = client.get_item(TableName=table, Key=KEY, ConsistentRead=True)["Item"]
+    return int(item["n"]["N"]), int(item["v"]["N"])
+
+
+def audit(client: Any, table: str, name: str, n: int) -> None:
+    client.put_item(TableName=table, Item={"PK": {"S": f"AUDIT#{name}"}, "SK": {"S": "A"}, "n": {"N": str(n)}})
+
+
+def lost_update(table: str, name: str) -> Actor:
+    """GetItem, PutItem n+1, PutItem its own audit item: three calls, loses updates."""
+
+    def actor(client: Any) -> None:
+        n, v = read(client, table)
+        client.put_item(TableName=table, Item={**KEY, "n": {"N": str(n + 1)}, "v": {"N": str(v)}})
+        audit(client, table, name, n + 1)
+
+    return actor
+
+
+def version_guarded(table: str, name: str) -> Actor:
+    """GetItem, SET n, v = v+1 only if v is what was read, audit: a loser ends with CCF."""
+
+    def actor(client: Any) -> None:
+        n, v = read(client, table)
+        client.update_item(
+            TableName=table,
+            Key=KEY,
+            UpdateExpression="SET n = :n1, v = :v1",
+            ConditionExpression="v = :v",
+            ExpressionAttributeValues={":n1": {"N": str(n + 1)}, ":v1": {"N": str(v + 1)}, ":v": {"N": str(v)}},
+        )
+        audit(client, table, name, n + 1)
+
+    return actor
+
+
+def no_lost_update(conn: Connection) -> Callable[[Interleaving], None]:
+    """The counter equals the number of actors whose update landed (their audit items)."""
+
+    def invariant(res: Interleaving) -> None:
+        n = read(conn.client, conn.table_name)[0]
+        landed = sum(
+            "Item" in conn.client.get_item(TableName=conn.table_name, Key={"PK": {"S": f"AUDIT#{a}"}, "SK": {"S": "A"}})
+            for a in "ABC"
+        )
+        assert n == landed, f"the counter is {n} but {landed} updates landed"
+
+    return invariant
+
+
+def three(make: Callable[[str, str], Actor], table: str) -> dict[str, Actor]:
+    return {name: make(table, name) for name in "ABC"}
+
+
+# ---------------------------------------------------------------- finding and proving
+
+
+def test_explore__three_by_three_lost_update__found_and_replays_exactly_20_times(tconn: Connection) -> None:
+    """The 3x3 lost update is found in a few runs; its counterexample replays it, 20 times in a row."""
+    actors = three(lost_update, tconn.table_name)
+    setup, invariant = reset(tconn), no_lost_update(tconn)
+    result = explore(actors, conn=tconn, setup=setup, invariant=invariant)
+    assert not result.passed and not result
+    assert result.calls == {"A": 3, "B": 3, "C": 3} and result.orders == 1680
+    assert result.runs <= 10
+    assert result.counterexample is not None and len(result.counterexample.split()) == 9
+    assert result.message is not None and "updates landed" in result.message
+    assert result.interleaving is not None
+    for _ in range(20):
+        setup()
+        replay = run_interleaving(actors, result.counterexample, conn=tconn)
+        assert " ".join(replay.turns) == result.counterexample
+        assert list(replay.history["operation"]) == list(result.interleaving.history["operation"])
+        with pytest.raises(AssertionError, match="updates landed"):
+            invariant(replay)
+
+
+def test_explore__version_guarded__dpor_proves_it_in_tens_of_runs(tconn: Connection) -> None:
+    """DPOR covers every non-equivalent order of the fixed version in far fewer runs than 1,680."""
+    actors = three(version_guarded, tconn.table_name)
+    result = explore(actors, conn=tconn, setup=reset(tconn), invariant=no_lost_update(tconn), strategy="dpor")
+    assert result.passed and result.counterexample is None
+    assert result.strategy == "dpor"
+    assert result.guarantee == f"all non-equivalent orders explored (DPOR): {result.runs} runs"
+    assert 6 <= result.runs <= 100  # every order of the three conditional updates, at least
+
+
+def test_explore__auto__small_actor_sets_are_explored_exhaustively(tconn: Connection) -> None:
+    """Two actors of three calls (20 orders) are cheap: every order runs, and the guarantee says so."""
+    actors = {name: version_guarded(tconn.table_name, name) for name in "AB"}
+    result = explore(actors, conn=tconn, setup=reset(tconn), invariant=no_lost_update(tconn))
+    assert result.passed
+    assert (result.strategy, result.runs, result.guarantee) == ("exhaustive", 20, "all 20 orders explored")
+
+
+def test_explore__pct__same_seed_same_counterexample(tconn: Connection) -> None:
+    """PCT sampling is seeded: the same seed finds the same counterexample after the same runs."""
+    actors = three(lost_update, tconn.table_name)
+    found = [
+        explore(
+            actors, conn=tconn, setup=reset(tconn), invariant=no_lost_update(tconn), strategy="pct", seed=7, budget=200
+        )
+        for _ in range(2)
+    ]
+    assert not found[0].passed
+    assert (found[0].counterexample, found[0].runs) == (found[1].counterexample, found[1].runs)
+    assert found[0].guarantee == f"counterexample found in run {found[0].runs} (pct)" and found[0].seed == 7
+
+
+def test_explore__pct_passing__guarantee_names_runs_seed_and_depth(tconn: Connection) -> None:
+    """A passing sample says what it is: N sampled orders, the seed, the depth."""
+    actors = three(version_guarded, tconn.table_name)
+    result = explore(
+        actors,
+        conn=tconn,
+        setup=reset(tconn),
+        invariant=no_lost_update(tconn),
+        strategy="pct",
+        seed=3,
+        budget=12,
+        depth=2,
+    )
+    assert result.passed and result.runs == 12
+    assert result.guarantee == "12 sampled orders, seed 3, depth 2"
+
+
+# ---------------------------------------------------------------- conflicts
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        (("A", "GetItem", "K/1"), ("B", "GetItem", "K/1"), False),  # two reads commute
+        (("A", "GetItem", "K/1"), ("B", "PutItem", "K/1"), True),
+        (("A", "PutItem", "K/1"), ("B", "PutItem", "K/2"), False),  # different items commute
+        (("A", "Scan", ""), ("B", "PutItem", "K/2"), True),  # a Scan reads the whole table
+        (("A", "Query", "x@y"), ("B", "DeleteItem", "K/9"), True),
+        (("A", "Query", "x@y"), ("B", "GetItem", "K/9"), False),
+        (("A", "TransactWriteItems", "K/1; M/2"), ("B", "GetItem", "M/2"), True),
+        (("A", "TransactGetItems", "K/1; M/2"), ("B", "GetItem", "M/2"), False),
+        (("A", "GetItem", "K/1"), ("A", "GetItem", "K/2"), True),  # program order
+    ],
+)
+def test_conflicts__same_item_and_a_write__conflict_else_commute(
+    a: tuple[str, str, str], b: tuple[str, str, str], expected: bool
+) -> None:
+    """Calls conflict when they touch the same item and one writes; Scan/Query touch every item."""
+    assert conflicts(Call.of(*a), Call.of(*b)) is expected
+    assert conflicts(Call.of(*b), Call.of(*a)) is expected
+
+
+def test_count_orders__three_by_three__1680() -> None:
+    """9! / (3! 3! 3!) = 1,680 and 12! / (4! 4! 4!) = 34,650, as the issue says."""
+    assert count_orders({"A": 3, "B": 3, "C": 3}) == 1680
+    assert count_orders({"A": 4, "B": 4, "C": 4}) == 34650
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def test_explore__exhaustive_over_budget__refused_with_the_numbers(tconn: Connection) -> None:
+    """Asking for exhaustive search of 1,680 orders with a budget of 100 is refused before any run."""
+    actors = three(lost_update, tconn.table_name)
+    with pytest.raises(
+        ValidationError,
+        match=r"3 actors with A: 3 \+ B: 3 \+ C: 3 calls have 1,680 orders, "
+        r"more than budget=100",
+    ):
+        explore(
+            actors,
+            conn=tconn,
+            setup=reset(tconn),
+            invariant=no_lost_update(tconn),
+            strategy="exhaustive",
+            budget=100,
+            calls={"A": 3, "B": 3, "C": 3},
+        )
+
+
+def test_explore__dpor_over_budget__refused_with_the_numbers(tconn: Connection) -> None:
+    """DPOR that cannot cover every class within the budget says so instead of claiming a proof."""
+    actors = three(version_guarded, tconn.table_name)
+    with pytest.raises(ValidationError, match=r"\(1,680 orders\) need more than budget=5 DPOR runs"):
+        explore(actors, conn=tconn, setup=reset(tconn), invariant=no_lost_update(tconn), strategy="dpor", budget=5)
+
+
+def test_explore__auto_over_dpor_share__falls_back_to_sampling_and_says_so(tconn: Connection) -> None:
+    """auto gives DPOR half the budget; if that is not enough the rest is sampled, and the guarantee says so."""
+    actors = three(version_guarded, tconn.table_name)
+    result = explore(actors, conn=tconn, setup=reset(tconn), invariant=no_lost_update(tconn), budget=10)
+    assert result.passed and result.strategy == "pct" and result.runs == 10
+    assert result.guarantee == "5 sampled orders, seed 0, depth 3 (after 5 DPOR runs that did not cover every class)"
+
+
+@pytest.mark.parametrize("strategy", ["exhaustive", "dpor", "pct"])
+def test_explore__non_deterministic_actor__race_error_names_actor_and_step(tconn: Connection, strategy: str) -> None:
+    """An actor whose calls change from run to run under the same order is refused, naming it and the step."""
+    table = tconn.table_name
+    runs = itertools.count()
+    steady = lost_update(table, "A")
+
+    def flaky(client: Any) -> None:
+        sk = "C" if next(runs) % 2 == 0 else "OTHER"  # state that survives setup()
+        client.get_item(TableName=table, Key={"PK": {"S": "COUNTER"}, "SK": {"S": sk}})
+        client.get_item(TableName=table, Key=KEY)
+
+    with pytest.raises(
+        RaceError,
+        match=r"actor 'B' is not deterministic: at step \d+ of the order '[AB ]+' it "
+        r"made GetItem\(COUNTER/\w+\) where an earlier run with the same order "
+        r"made GetItem\(COUNTER/\w+\)",
+    ):
+        explore(
+            {"A": steady, "B": flaky},
+            conn=tconn,
+            setup=reset(tconn),
+            invariant=lambda res: True,
+            calls={"A": 3, "B": 2},
+            strategy=strategy,
+            budget=50,
+        )
+
+
+def test_explore__actor_exceeds_max_calls__race_error_says_raise_max_calls(tconn: Connection) -> None:
+    """An actor making more calls than it was given turns is stopped with advice, not left to run free."""
+    table = tconn.table_name
+
+    def chatty(client: Any) -> None:
+        for _ in range(5):
+            client.get_item(TableName=table, Key=KEY)
+
+    with pytest.raises(RaceError, match="made more calls than explore gave it turns.*Raise max_calls"):
+        explore(
+            {"A": chatty, "B": chatty},
+            conn=tconn,
+            setup=reset(tconn),
+            invariant=lambda res: True,
+            calls={"A": 1, "B": 1},
+            max_calls=2,
+        )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"strategy": "bfs"}, "unknown strategy 'bfs'; choose one of: auto, exhaustive, dpor, pct"),
+        ({"budget": 0}, "budget must be an int >= 1, not 0"),
+        ({"depth": 0}, "depth must be an int >= 1, not 0"),
+        ({"seed": -1}, "seed must be an int >= 0, not -1"),
+        ({"invariant": "n == 3"}, "invariant is str, not a function of one Interleaving"),
+        (
+            {"calls": {"A": 2}},
+            r"calls must give a count for exactly the actors \['A', 'B'\]: no count for actor\(s\) \['B'\]",
+        ),
+        ({"actors": {"A": print}}, "explore needs at least two actors"),
+        ({"actors": {"A": print, "B B": print}}, "actor name 'B B' must be a non-empty string without spaces"),
+        (
+            {"actors": {"A": print, "B": 3}},
+            "actor 'B' is int, not a function of no arguments, or of one DynamoDB client",
+        ),
+    ],
+)
+def test_explore__bad_arguments__raise_validation_error_before_any_run(
+    tconn: Connection, kwargs: dict[str, Any], message: str
+) -> None:
+    """Bad arguments are refused with a message that says what to pass; no actor runs."""
+    ran: list[str] = []
+
+    def actor(client: Any) -> None:
+        ran.append("ran")
+        client.get_item(TableName=tconn.table_name, Key=KEY)
+
+    args: dict[str, Any] = {
+        "actors": {"A": actor, "B": actor},
+        "conn": tconn,
+        "setup": None,
+        "invariant": lambda res: True,
+        **kwargs,
+    }
+    with pytest.raises(ValidationError, match=message):
+        explore(**args)
+    assert ran == []
+
+
+def trace_class(res: Interleaving) -> tuple[tuple[tuple[str, str, str], ...], ...]:
+    """A canonical name for a run's equivalence class (Foata normal form over conflicting calls)."""
+    rows = res.history.sort_values("turn")
+    calls = [Call.of(a, op, k) for a, op, k in zip(rows["actor"], rows["operation"], rows["key"], strict=True)]
+    before = {j: {i for i in range(j) if conflicts(calls[i], calls[j])} for j in range(len(calls))}
+    left, layers = set(range(len(calls))), []
+    while left:
+        layer = {j for j in left if not before[j] & left}
+        layers.append(tuple(sorted((calls[j].actor, calls[j].operation, calls[j].key) for j in layer)))
+        left -= layer
+    return tuple(layers)
+
+
+@pytest.mark.slow
+def test_explore__dpor__covers_every_class_exhaustive_search_finds(tconn: Connection) -> None:
+    """On 90 orders, DPOR's runs cover exactly the equivalence classes of all 90, in far fewer runs."""
+    table = tconn.table_name
+
+    def rmw(client: Any) -> None:
+        n, v = read(client, table)
+        client.put_item(TableName=table, Item={**KEY, "n": {"N": str(n + 1)}, "v": {"N": str(v)}})
+
+    def auditor(client: Any) -> None:
+        audit(client, table, "C", 0)
+        read(client, table)
+
+    actors = {"A": rmw, "B": rmw, "C": auditor}
+    seen: dict[str, list[Any]] = {"exhaustive": [], "dpor": []}
+    for strategy, classes in seen.items():
+
+        def record(res: Any, classes: list[Any] = classes) -> None:
+            classes.append(trace_class(res))
+
+        result = explore(
+            actors,
+            conn=tconn,
+            setup=reset(tconn),
+            strategy=strategy,
+            budget=100,
+            invariant=record,
+        )
+        assert result.passed and result.orders == 90
+    assert len(seen["exhaustive"]) == 90
+    assert set(seen["dpor"]) == set(seen["exhaustive"])
+    # a run may repeat a class (an order is fixed before the run, so DPOR cannot dodge a sleeping actor)
+    assert len(set(seen["dpor"])) <= len(seen["dpor"]) < 90 / 4
+
+
+def _races_imports(module: str) -> set[str]:
+    """The labkit.races modules ``module`` imports, directly or through other labkit.races modules."""
+    races = Path(__file__).resolve().parents[2] / "labkit" / "races"
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        tree = ast.parse((races / f"{todo.pop()}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):  # TYPE_CHECKING imports count: a cycle for the reader all the same
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                name = node.module.split(".")[0]
+                if name not in seen:
+                    seen.add(name)
+                    todo.append(name)
+    return seen
+
+
+def test_runner_and_strategies__neither_imports_the_other() -> None:
+    """The runner runs orders, the strategies choose them; only explore.py knows both."""
+    assert "strategies" not in _races_imports("runner")
+    assert "runner" not in _races_imports("strategies")
+    assert "explore" not in _races_imports("runner") | _races_imports("strategies")
+    assert {"runner", "strategies"} <= _races_imports("explore")
+
+
+def test_count_orders__matches_every_order_enumerated() -> None:
+    """The multinomial count and the enumeration agree (one source for both: labkit.races.orders)."""
+    for calls in ({"A": 2, "B": 2}, {"A": 3, "B": 1, "C": 2}, {"A": 1}):
+        orders = list(each_order(calls))
+        assert len(orders) == count_orders(calls) == len(set(orders))
+        assert orders == sorted(orders)
+        assert all(sorted(o) == sorted(n for n, k in calls.items() for _ in range(k)) for o in orders)
