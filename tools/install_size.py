@@ -4,9 +4,10 @@
     python tools/install_size.py                 # the base install, [lab], [test], [lab,test]
     python tools/install_size.py "" lab          # only these (an empty string is the base install)
 
-Each line: the extras, the number of distributions the install added to a new venv (labkit itself
-not counted) and the MB (10^6 bytes) it added to the venv's site-packages, at the versions in
-constraints.txt. The README's table ("What each install pulls") comes from this script.
+The wheel is built once (``bootstrap.py wheel``) and installed as a team would, ``WHEEL[extras]``. Each
+line: the extras, the number of distributions the install added to a new venv (labkit itself not
+counted) and the MB (10^6 bytes) it added to the venv's site-packages (byte-compiled files included, as
+pip leaves them), at the versions in constraints.txt. The README's table comes from this script.
 """
 
 from __future__ import annotations
@@ -41,14 +42,14 @@ def installed(python: str) -> set[str]:
     return {d["name"].lower() for d in json.loads(listed.stdout)}
 
 
-def measure(extras: str) -> tuple[int, float]:
-    """(distributions added, MB added to site-packages) by ``pip install ROOT[extras]`` in a new venv."""
+def measure(wheel: Path, extras: str) -> tuple[int, float]:
+    """(distributions added, MB added to site-packages) by ``pip install WHEEL[extras]`` in a new venv."""
     with tempfile.TemporaryDirectory(prefix="labkit-size-") as tmp:
         env = Path(tmp) / "venv"
         venv.EnvBuilder(with_pip=True).create(env)
         python = str(env / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python"))
         before, mb_before = installed(python), size_mb(site_packages(env))
-        spec = f"{ROOT}[{extras}]" if extras else str(ROOT)
+        spec = f"{wheel}[{extras}]" if extras else str(wheel)
         quiet = ["--quiet", "--disable-pip-version-check", "--no-input"]
         subprocess.run([python, "-m", "pip", "install", *quiet, "-c", str(ROOT / "constraints.txt"), spec], check=True)
         added = installed(python) - before - {"labkit", "labkit-dynamodb"}
@@ -56,9 +57,14 @@ def measure(extras: str) -> tuple[int, float]:
 
 
 def main(argv: list[str]) -> int:
-    for extras in argv or DEFAULT:
-        count, mb = measure(extras)
-        print(f"{'[' + extras + ']' if extras else 'base':<12} {count:>4} packages {mb:>7.0f} MB", flush=True)
+    with tempfile.TemporaryDirectory(prefix="labkit-size-dist-") as dist:
+        subprocess.run(
+            [sys.executable, str(ROOT / "bootstrap.py"), "wheel", dist], check=True, stdout=subprocess.DEVNULL
+        )
+        (wheel,) = Path(dist).glob("*.whl")
+        for extras in argv or DEFAULT:
+            count, mb = measure(wheel, extras)
+            print(f"{'[' + extras + ']' if extras else 'base':<12} {count:>4} packages {mb:>7.0f} MB", flush=True)
     return 0
 
 

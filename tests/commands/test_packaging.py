@@ -1,12 +1,15 @@
-"""The distribution: its own name (``labkit`` on PyPI is another project), a lean base install, and the
-one message a figure gives when the extra that brings matplotlib is missing (docs/decisions.md,
-"Dependencies"). The install from a built wheel is run for real in tests/test_bootstrap.py (slow)."""
+"""The distribution: its own name (``labkit`` on PyPI is another project), a lean base install, the
+one message a figure gives when the extra that brings matplotlib is missing, and the lock that installs
+from wheels on every platform x Python pair the README promises (docs/decisions.md, "Dependencies").
+The install from a built wheel is run for real in tests/commands/test_bootstrap.py (slow)."""
 
 from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
+import os
 import re
+import subprocess
 import sys
 import tomllib
 import types
@@ -22,7 +25,7 @@ import bootstrap
 import labkit
 from labkit.compat import DISTRIBUTION, MissingExtra, require
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 #: What only notebooks and pictures need: never in the base install a team adds to its dev dependencies.
 NOTEBOOK_PACKAGES = {"matplotlib", "jupyterlab", "jupyter-server", "ipykernel", "nbformat", "nbclient"}
@@ -76,7 +79,7 @@ def bare_installs(text: str) -> list[str]:
     found = []
     for line in text.splitlines():
         if "pip install" in line:
-            rest = line.split("pip install", 1)[1]
+            rest = line.split("pip install", 1)[1].split("`", 1)[0].split(" #", 1)[0]  # the command, not prose
             if BARE_NAME.search(rest):
                 found.append(line.strip())
         elif re.search(r"`labkit\[[\w,]*\]`", line):
@@ -95,6 +98,7 @@ def bare_installs(text: str) -> list[str]:
         ("pip install 'dist/labkit_dynamodb-0.1.0-py3-none-any.whl[test]'", False),
         ("pip install -c constraints.txt -e '.[lab,test]'", False),
         ("pip install labkit-dynamodb", False),  # the distribution's own name (docs still use a wheel or checkout)
+        ("`pip install -e '.[lab,test]'`, labkit itself editable", False),  # prose after the command
     ],
 )
 def test_bare_installs__finds_the_pypi_name_only(line: str, bare: bool) -> None:
@@ -173,3 +177,54 @@ def test_require__a_dependency_of_the_package_missing__its_own_error(
         require("halfthere", "lab", "a figure")
     assert not isinstance(exc.value, MissingExtra) and exc.value.name == "labkit_no_such_dependency"
     require("json", "lab", "a figure")  # present: nothing raised
+
+
+# --- with PyPI's index (slow: it asks the registry) ---------------------------------------------
+def _pip_index_versions(name: str) -> subprocess.CompletedProcess[str]:
+    """``pip index versions --pre NAME`` against pip's default index, every ambient pip setting off."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env["PIP_CONFIG_FILE"] = os.devnull
+    command = [sys.executable, "-m", "pip", "index", "versions", "--pre", "--disable-pip-version-check", name]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+
+
+@pytest.mark.slow
+def test_distribution_name__free_on_pypi_while_labkit_is_taken() -> None:
+    """PyPI has no distribution of labkit's name (should someone publish one, this fails: the docs
+    install a wheel or a checkout, never the name); the index answered, for it knows ``labkit``."""
+    taken = _pip_index_versions("labkit")
+    assert taken.returncode == 0 and taken.stdout.startswith("labkit ("), taken.stderr[-2000:]
+    free = _pip_index_versions(DISTRIBUTION)
+    assert free.returncode != 0 and f"No matching distribution found for {DISTRIBUTION}" in free.stderr
+
+
+def _pairs(platforms: Sequence[str], pythons: Sequence[str]) -> list[str]:
+    return sorted(f"{platform}, Python {python}" for platform in platforms for python in pythons)
+
+
+@pytest.mark.slow
+def test_lock__every_platform_and_python__installs_from_wheels(tmp_path: Path) -> None:
+    """`python3 bootstrap.py lock --check`: labkit[lab,test,dev] at the locked versions resolves from wheels
+    alone, every package pinned, on each of the 15 pairs. The same check on the lock as it was before
+    (cryptography 50.0.2: no Intel-macOS wheel; soupsieve 4.1.3: Python 3.11.5+) names the 7 pairs it breaks."""
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "bootstrap.py"), "lock", "--check"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={k: v for k, v in os.environ.items() if not k.startswith("LABKIT_")},
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    checked = re.findall(r"^bootstrap: lock check: (.+?): \d+ packages, all from wheels$", run.stdout, re.M)
+    assert sorted(checked) == _pairs(bootstrap.LOCK_PLATFORMS, bootstrap.LOCK_PYTHONS) and len(checked) == 15
+    assert "lock check passed: 15 of 15 platform x Python pairs" in run.stdout
+
+    uv = [str(bootstrap._tool_python(tmp_path / "uv", "uv")), "-m", "uv"]
+    before = tmp_path / "constraints.txt"
+    text = bootstrap.CONSTRAINTS.read_text()
+    text = re.sub(r"^cryptography==\S+", "cryptography==50.0.2", text, flags=re.M)
+    before.write_text(re.sub(r"^soupsieve==\S+", "soupsieve==4.1.3", text, flags=re.M))
+    broken = sorted(problem.split(": ", 1)[0] for problem in bootstrap.lock_problems(uv, before))
+    mac_intel = _pairs(["x86_64-apple-darwin"], bootstrap.LOCK_PYTHONS)
+    oldest_311 = _pairs(bootstrap.LOCK_PLATFORMS, ["3.11.0"])
+    assert broken == sorted(set(mac_intel) | set(oldest_311)) and len(broken) == 7
