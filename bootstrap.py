@@ -47,7 +47,7 @@ RETIRED_DISTRIBUTIONS = ("labkit",)
 EXTRAS = "lab,test"
 #: What `lock` resolves: everything any of labkit's extras can install.
 LOCK_EXTRAS = "lab,test,dev"
-#: Where the lock must install from wheels alone (README, "Same versions on every laptop"), in uv's
+#: Where the lock must install from wheels alone (README, "Installs"; docs/decisions.md 72), in uv's
 #: names: Linux x86_64 and aarch64 with glibc 2.28+, macOS on Apple silicon and Intel, Windows x86_64 ...
 LOCK_PLATFORMS = (
     "x86_64-manylinux_2_28",
@@ -62,8 +62,9 @@ LOCK_PYTHONS = ("3.11.0", "3.12.0", "3.13.0")
 #: default moves with uv's releases).
 LOCK_MACOS = "12.0"
 #: The README's test command, run inside the virtual environment: every unit test and every
-#: notebook, except the checks marked ``slow`` (the offline wheelhouse install, repeat-N stability
-#: runs, the memory soak), which ``test --slow`` runs and ``.ci/run`` runs after it.
+#: notebook, except the checks marked ``slow`` (the offline wheelhouse install, a team's wheel install,
+#: the lock check on every platform, repeat-N stability runs, the memory soak), which ``test --slow``
+#: runs and ``.ci/run`` runs after it.
 TEST_COMMAND = ["-m", "pytest", "-n", "2", "--dist", "loadscope", "--nbval-lax", "-m", "not slow", "tests", "notebooks"]
 #: ``python3 bootstrap.py test --slow``: only the checks marked ``slow``.
 SLOW_TEST_COMMAND = ["-m", "pytest", "-n", "2", "--dist", "loadscope", "-m", "slow", "tests"]
@@ -508,7 +509,11 @@ def main(argv: list[str]) -> int:
         house, rest = _take_option(argv[1:], "--wheelhouse")
         house = house or os.environ.get("LABKIT_WHEELHOUSE") or None
         if command == "lock":
-            return lock(check_only="--check" in rest)
+            if rest not in ([], ["--check"]):
+                raise BootstrapError(
+                    f"lock takes only --check, not {' '.join(rest)}: python3 bootstrap.py lock [--check]"
+                )
+            return lock(check_only=rest == ["--check"])
         if command == "wheel":
             if len(rest) > 1:
                 raise BootstrapError("wheel takes at most one folder: python3 bootstrap.py wheel [DIR]")

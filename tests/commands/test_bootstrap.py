@@ -97,6 +97,25 @@ def test_constraints__pin_the_tested_moto_and_are_generated_by_the_lock_command(
     assert not [line for line in text.splitlines() if line.startswith("-e")]
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["lock", "--chek"], "lock takes only --check, not --chek"),
+        (["wheel", "a", "b"], "wheel takes at most one folder"),
+    ],
+)
+def test_bootstrap__lock_or_wheel_bad_arguments__one_line_exit_2_nothing_written(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    """A misspelt `lock --check` does not re-lock; `wheel` with two folders builds nothing."""
+    before = bootstrap.CONSTRAINTS.read_bytes()
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bootstrap.py"), *args], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert out.returncode == 2 and out.stderr.startswith(f"bootstrap: error: {message}") and out.stderr.count("\n") == 1
+    assert bootstrap.CONSTRAINTS.read_bytes() == before and list(tmp_path.iterdir()) == []
+
+
 def test_pins__comments_markers_and_spelling__name_and_version() -> None:
     """The lock's lines as uv writes them: a marker and a `# via` comment after the pin; names compared as PyPI does."""
     text = "# header\nJinja2==3.1.6  # via nbconvert\nappnope==1.0.0 ; sys_platform == 'darwin'  # via ipykernel\n"
