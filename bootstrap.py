@@ -47,7 +47,7 @@ RETIRED_DISTRIBUTIONS = ("labkit",)
 EXTRAS = "lab,test"
 #: What `lock` resolves: everything any of labkit's extras can install.
 LOCK_EXTRAS = "lab,test,dev"
-#: Where the lock must install from wheels alone (README, "Installs"; docs/decisions.md 72), in uv's
+#: Where the lock must install from wheels alone (README, "Installs"; docs/decisions.md 76), in uv's
 #: names: Linux x86_64 and aarch64 with glibc 2.28+, macOS on Apple silicon and Intel, Windows x86_64 ...
 LOCK_PLATFORMS = (
     "x86_64-manylinux_2_28",

@@ -1,7 +1,7 @@
 """The versions labkit's endpoint relies on, checked at import before anything imports moto; the
 distribution's name; and the one message for a package that only one of labkit's extras installs.
 
-The embedded endpoint calls moto's internals (``labkit/endpoint/apply.py``): moto 5.0 and 5.1 fail at
+The embedded endpoint calls moto's internals (``labkit/endpoint/store/moto_store.py``): moto 5.0 and 5.1 fail at
 import (``cannot import name 'ServiceException'``), 5.2.0 answers every DescribeTable with HTTP 500.
 The range here is the one pyproject.toml declares; ``constraints.txt`` pins the exact version the
 tests passed on. Reading the installed version is cheap (package metadata, no import of moto).
@@ -40,7 +40,7 @@ def _range_text() -> str:
 #: The moto requirement, as pyproject.toml writes it.
 MOTO_REQUIREMENT = f"moto[dynamodb]{_range_text()}"
 #: What to do about a moto labkit cannot use: said by this module and by the engine
-#: (``labkit/endpoint/apply.py``) when moto's internals are not what it needs.
+#: (``labkit/endpoint/store/moto_store.py``) when moto's internals are not what it needs.
 INSTALL_MOTO = f"labkit needs {MOTO_REQUIREMENT}; {FIX}"
 
 
