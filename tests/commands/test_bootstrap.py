@@ -185,9 +185,13 @@ def test_wheelhouse__fresh_venv_installs_offline_and_replaces_a_broken_venv(whee
     assert again.returncode == 0 and "installing" not in again.stdout  # the stamp is current: no second install
 
 
-#: A team's race test, as it would sit in the team's own repository (docs/ci.md, section 1): the
-#: read-modify-write loses an award in some order of the two checkouts' calls; ADD never does.
+#: A team's tests, as they would sit in the team's own repository (docs/ci.md, section 1): a race
+#: test (the read-modify-write loses an award in some order of the two checkouts' calls; ADD never
+#: does), the team's moto unit test and a plain test, in one pytest run.
 TEAM_RACE_TEST = """
+import boto3
+from moto import mock_aws
+
 from labkit.races import explore
 
 KEY = {"PK": {"S": "USER#42"}, "SK": {"S": "POINTS"}}
@@ -224,6 +228,20 @@ def test_read_modify_write__two_checkouts__an_award_is_lost(labkit_conn):
 def test_add__two_checkouts__every_award_lands(labkit_conn):
     result = two_checkouts(labkit_conn, add_points)
     assert result.passed, result.summary()
+
+
+def test_orders__the_teams_moto_unit_test__moto_answers():
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="eu-west-1")
+        client.create_table(TableName="orders", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+                            BillingMode="PAY_PER_REQUEST")
+        client.put_item(TableName="orders", Item={"id": {"S": "1"}})
+        assert client.get_item(TableName="orders", Key={"id": {"S": "1"}})["Item"] == {"id": {"S": "1"}}
+
+
+def test_plain():
+    assert sorted([3, 1, 2]) == [1, 2, 3]
 """
 #: What only the notebooks need: none of it in a team's venv.
 NOTEBOOK_ONLY = {"matplotlib", "jupyterlab", "jupyter-server", "ipykernel", "nbformat", "nbclient", "pillow"}
@@ -236,7 +254,8 @@ def test_wheel__a_teams_venv_from_the_wheelhouse__runs_its_race_test_from_an_emp
     """`bootstrap.py wheel DIR` builds the distribution (its build requirement from the wheelhouse, no
     network); a fresh venv installs that wheel and pytest with the package index off, and nothing of
     the notebooks comes along; that venv's pytest, from an empty folder with PATH, an empty HOME and
-    CI=true only (no AWS variable), runs a team's race test: the read-modify-write is found, ADD passes."""
+    CI=true only (no AWS variable), runs a team's race test (the read-modify-write is found, ADD passes)
+    beside its moto unit test and a plain test, alone and under `-n 2`."""
     dist = tmp_path / "dist"
     built = subprocess.run(
         [sys.executable, str(ROOT / "bootstrap.py"), "wheel", str(dist), "--wheelhouse", str(wheelhouse)],
@@ -255,7 +274,19 @@ def test_wheel__a_teams_venv_from_the_wheelhouse__runs_its_race_test_from_an_emp
     pip = [python, "-m", "pip", "--disable-pip-version-check"]
     house, lock = str(wheelhouse), str(bootstrap.CONSTRAINTS)
     install = subprocess.run(
-        [*pip, "install", "--quiet", "--no-index", "--find-links", house, "-c", lock, str(wheel), "pytest"],
+        [
+            *pip,
+            "install",
+            "--quiet",
+            "--no-index",
+            "--find-links",
+            house,
+            "-c",
+            lock,
+            str(wheel),
+            "pytest",
+            "pytest-xdist",
+        ],
         capture_output=True,
         text=True,
         timeout=900,
@@ -271,16 +302,12 @@ def test_wheel__a_teams_venv_from_the_wheelhouse__runs_its_race_test_from_an_emp
     home.mkdir()
     (team / "test_points_races.py").write_text(TEAM_RACE_TEST)
     clean = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "CI": "true"}
-    run = subprocess.run(
-        [str(team_venv / "bin" / "pytest"), "-p", "no:cacheprovider", "-q", "-s"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=team,
-        env=clean,
-    )
-    assert run.returncode == 0 and "2 passed" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
+    pytest = [str(team_venv / "bin" / "pytest"), "-p", "no:cacheprovider", "-q"]
+    run = subprocess.run([*pytest, "-s"], capture_output=True, text=True, timeout=600, cwd=team, env=clean)
+    assert run.returncode == 0 and "4 passed" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
     assert "found: A" in run.stdout or "found: B" in run.stdout  # the losing order, replayable
+    workers = subprocess.run([*pytest, "-n", "2"], capture_output=True, text=True, timeout=600, cwd=team, env=clean)
+    assert workers.returncode == 0 and "4 passed" in workers.stdout, workers.stdout[-3000:] + workers.stderr[-2000:]
 
     where = subprocess.run(
         [python, "-c", "import labkit; print(labkit.__file__)"], capture_output=True, text=True, cwd=team, env=clean
