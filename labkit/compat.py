@@ -1,4 +1,5 @@
-"""The versions labkit's endpoint relies on, checked at import before anything imports moto.
+"""The versions labkit's endpoint relies on, checked at import before anything imports moto; the
+distribution's name; and the one message for a package that only one of labkit's extras installs.
 
 The embedded endpoint calls moto's internals (listed in ``labkit/endpoint/store/moto_adapter.py``):
 moto 5.0 and 5.1 fail at import (``cannot import name 'ServiceException'``), 5.2.0 answers every
@@ -9,10 +10,15 @@ tests passed on. Reading the installed version is cheap (package metadata, no im
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import warnings
 from importlib.metadata import PackageNotFoundError, version
+
+#: The distribution's name (pyproject.toml): ``labkit`` on PyPI is another project. The import name,
+#: the ``labkit`` command and the pytest plugin stay ``labkit``; package metadata is read under this name.
+DISTRIBUTION = "labkit-dynamodb"
 
 #: moto versions labkit works with: lowest included, highest excluded (as in pyproject.toml).
 MOTO_RANGE = ((5, 2, 5), (5, 3))
@@ -35,7 +41,7 @@ def _range_text() -> str:
 
 
 #: The moto requirement, as pyproject.toml writes it.
-MOTO_REQUIREMENT = f"moto[server,dynamodb]{_range_text()}"
+MOTO_REQUIREMENT = f"moto[dynamodb]{_range_text()}"
 #: What to do about a moto labkit cannot use: said by this module and by the engine
 #: (``labkit/endpoint/store/moto_store.py``) when moto's internals are not what it needs.
 INSTALL_MOTO = f"labkit needs {MOTO_REQUIREMENT}; {FIX}"
@@ -71,14 +77,38 @@ def check_moto() -> None:
         raise IncompatibleDependency(problem)
 
 
+class MissingExtra(ImportError):
+    """A package that only one of labkit's extras installs is missing; the message names the extra."""
+
+
+def require(package: str, extra: str, what: str) -> None:
+    """Import ``package``, or raise :class:`MissingExtra`: one line saying that ``what`` needs it and which
+    extra of labkit installs it (the base install, what a team's race tests need, has no matplotlib)."""
+    try:
+        importlib.import_module(package)
+    except ModuleNotFoundError as exc:
+        if exc.name != package:
+            raise  # the package is there; one of its own dependencies is not
+        raise MissingExtra(
+            f"{what} needs {package}, which is not installed: it comes with labkit's `{extra}` extra. Install "
+            f"labkit with it (in the labkit checkout: `python3 bootstrap.py lab`, or `pip install -e '.[{extra}]'`; "
+            f"from the wheel: `pip install 'labkit_dynamodb-...-py3-none-any.whl[{extra}]'`), "
+            f"or `pip install {package}`",
+            name=package,
+        ) from None
+
+
 check_moto()  # on import: labkit/__init__.py imports this module before anything imports moto
 
 __all__ = [
+    "DISTRIBUTION",
     "ENV_UNTESTED_MOTO",
     "INSTALL_MOTO",
     "MOTO_RANGE",
     "MOTO_REQUIREMENT",
     "IncompatibleDependency",
+    "MissingExtra",
     "check_moto",
     "moto_problem",
+    "require",
 ]

@@ -33,7 +33,7 @@ def test_start__moto_lacks_a_method_the_engine_calls__one_line_configuration_err
     message = str(caught.value)
     assert "\n" not in message
     assert "DynamoHandler.transact_get_items" in message
-    assert "labkit needs moto[server,dynamodb]>=5.2.5,<5.3;" in message and "bootstrap.py" in message
+    assert "labkit needs moto[dynamodb]>=5.2.5,<5.3;" in message and "bootstrap.py" in message
 
 
 def test_start__moto_as_expected__item_registry_off_and_dynamodb_limits() -> None:
