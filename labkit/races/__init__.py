@@ -44,18 +44,22 @@ nothing from here.
 from __future__ import annotations
 
 from ..errors import error_code
-from .explore import Exploration, explore
+from .explore import Exploration, ExploreConfig, explore
 from .history import HISTORY_COLUMNS
 from .interleave import Interleaving, parse_order, run_interleaving
 from .keys import call_key
 from .orders import all_interleavings, count_calls, count_orders, interleavings
+from .replay import Replay, add_listener, load, remove_listener
 from .stress import STRESS_COLUMNS, stress, sweep
 
 __all__ = [
     "Exploration",
+    "ExploreConfig",
     "HISTORY_COLUMNS",
     "Interleaving",
+    "Replay",
     "STRESS_COLUMNS",
+    "add_listener",
     "all_interleavings",
     "call_key",
     "count_calls",
@@ -63,7 +67,9 @@ __all__ = [
     "error_code",
     "explore",
     "interleavings",
+    "load",
     "parse_order",
+    "remove_listener",
     "run_interleaving",
     "stress",
     "sweep",
