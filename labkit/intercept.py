@@ -103,8 +103,18 @@ class Scheduler(Protocol):
         """A sub-actor is over: its thread's run ended (``exc``: what it raised), or its future is done."""
 
     def pool_tasks(self, executor: Any) -> tuple[str, ...]:
-        """The sub-actors submitted to ``executor`` that have not ended."""
+        """Every sub-actor submitted to ``executor`` (ended or not)."""
         ...
+
+    def observed(self, task: Binding, other: Binding) -> None:
+        """The thread got what ``other`` (a sub-actor that returned) made: its future's result."""
+
+    def stamp(self, task: Binding) -> Any:
+        """What the thread has seen so far (its clock), for a thread that will wait on it (an Event)."""
+        ...
+
+    def absorb(self, task: Binding, stamp: Any) -> None:
+        """The thread saw what a ``stamp`` was taken of (an Event set by another thread)."""
 
     def blocked(self, task: Binding, on: tuple[str, ...] | None, how: str) -> None:
         """The thread waits: until the sub-actors ``on`` end, or (None) until a notify wakes it."""
@@ -173,8 +183,16 @@ _async_guarded = False
 
 
 def current() -> Binding | None:
-    """The binding of the calling thread, or None."""
-    return _bindings.get(threading.current_thread()) if _bindings else None
+    """The binding of the calling thread, or None.
+
+    Looked up without ``threading.current_thread()``: a thread starting up sets its ``_started``
+    Event (and may notify) before it is registered, and ``current_thread()`` would then register
+    a stray ``_DummyThread`` for it, breaking the thread's own bookkeeping when it ends.
+    """
+    if not _bindings:
+        return None
+    thread = threading._active.get(threading.get_ident())  # type: ignore[attr-defined]
+    return _bindings.get(thread) if thread is not None else None
 
 
 def bind_thread(thread: threading.Thread, binding: Binding | None) -> None:
@@ -332,6 +350,14 @@ _original_submit: Callable[..., Any] = ThreadPoolExecutor.submit
 _original_shutdown: Callable[..., Any] = ThreadPoolExecutor.shutdown
 _original_wait: Callable[..., Any] = threading.Condition.wait
 _original_notify: Callable[..., Any] = threading.Condition.notify
+_original_result: Callable[..., Any] = Future.result
+_original_exception: Callable[..., Any] = Future.exception
+_original_set: Callable[..., Any] = threading.Event.set
+_original_event_wait: Callable[..., Any] = threading.Event.wait
+#: each pool task's future -> the task (for the happens-before of a result)
+_task_of: weakref.WeakKeyDictionary[Future[Any], Binding] = weakref.WeakKeyDictionary()
+#: each Event set by a bound thread -> (its session, what the setter had seen)
+_stamps: weakref.WeakKeyDictionary[threading.Event, tuple[Any, Any]] = weakref.WeakKeyDictionary()
 _original_send: Callable[..., Any] = URLLib3Session.send
 _allocate_lock: Callable[[], Any] = threading.Lock
 
@@ -451,8 +477,60 @@ def _submit(self: ThreadPoolExecutor, fn: Callable[..., Any], /, *args: Any, **k
             _finishing.pop(ident, None)
         scheduler.ended(task, None)
 
+    _task_of[future] = task
     future.add_done_callback(done)
     return future
+
+
+def _observe(future: Future[Any]) -> None:
+    """A bound thread got a pool task's result (or error): everything the task did came first."""
+    binding = current()
+    task = _task_of.get(future) if binding is not None else None
+    scheduler = _scheduler(binding)
+    if (
+        task is not None
+        and binding is not None
+        and scheduler is not None
+        and task.session is binding.session
+        and future.done()
+        and not future.cancelled()
+    ):
+        scheduler.observed(binding, task)
+
+
+def _result(self: Future[Any], timeout: float | None = None) -> Any:
+    try:
+        return _original_result(self, timeout)
+    finally:
+        if _task_of:
+            _observe(self)
+
+
+def _exception(self: Future[Any], timeout: float | None = None) -> BaseException | None:
+    try:
+        return _original_exception(self, timeout)  # type: ignore[no-any-return]
+    finally:
+        if _task_of:
+            _observe(self)
+
+
+def _event_set(self: threading.Event) -> None:
+    binding = current()
+    scheduler = _scheduler(binding)
+    if scheduler is not None and binding is not None:
+        _stamps[self] = (binding.session, scheduler.stamp(binding))
+    _original_set(self)
+
+
+def _event_wait(self: threading.Event, timeout: float | None = None) -> bool:
+    got: bool = _original_event_wait(self, timeout)
+    if got and _stamps:
+        binding = current()
+        scheduler = _scheduler(binding)
+        found = _stamps.get(self)
+        if scheduler is not None and binding is not None and found is not None and found[0] is binding.session:
+            scheduler.absorb(binding, found[1])
+    return got
 
 
 def _shutdown(self: ThreadPoolExecutor, wait: bool = True, *, cancel_futures: bool = False) -> None:
@@ -573,6 +651,10 @@ def install() -> None:
             threading.Thread.join = _join  # type: ignore[method-assign]
             ThreadPoolExecutor.submit = _submit  # type: ignore[method-assign,assignment]
             ThreadPoolExecutor.shutdown = _shutdown  # type: ignore[method-assign,assignment]
+            Future.result = _result  # type: ignore[method-assign]
+            Future.exception = _exception  # type: ignore[method-assign]
+            threading.Event.set = _event_set  # type: ignore[method-assign]
+            threading.Event.wait = _event_wait  # type: ignore[method-assign]
             threading.Condition.wait = _wait  # type: ignore[method-assign]
             threading.Condition.notify = _notify  # type: ignore[method-assign]
             URLLib3Session.send = _send  # type: ignore[method-assign]

@@ -389,7 +389,29 @@ class GatedRun(Session):
 
     def pool_tasks(self, executor: Any) -> tuple[str, ...]:
         with self.lock:
-            return tuple(t.name for t in self.tasks.values() if t.executor is executor and t.state != DONE)
+            return tuple(t.name for t in self.tasks.values() if t.executor is executor)
+
+    def observed(self, task: Binding, other: Binding) -> None:
+        with self.lock:
+            t, o = self.tasks.get(task.actor), self.tasks.get(other.actor)
+            if t is not None and o is not None:
+                _join(t.clock, o.clock)
+                _join(t.clock, {o.name: o.calls})
+
+    def stamp(self, task: Binding) -> dict[str, int]:
+        with self.lock:
+            t = self.tasks.get(task.actor)
+            if t is None:
+                return {}
+            found = dict(t.clock)
+            _join(found, {t.name: t.calls})
+            return found
+
+    def absorb(self, task: Binding, stamp: Any) -> None:
+        with self.lock:
+            t = self.tasks.get(task.actor)
+            if t is not None and isinstance(stamp, dict):
+                _join(t.clock, stamp)
 
     def blocked(self, task: Binding, on: tuple[str, ...] | None, how: str) -> None:
         with self.lock:

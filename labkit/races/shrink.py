@@ -51,9 +51,13 @@ class Shrunk:
                 f"not shrunk: the shrinking budget of {self.budget:,} runs ran out before shrinking was "
                 f"done; the counterexample is the one the search found ({self.switches_before} context switches)"
             )
-        if self.switches_after < self.switches_before or self.faults_dropped:
-            dropped = ", without the fault it did not need" if self.faults_dropped else ""
-            return f"shrunk from {self.switches_before} to {self.switches_after} context switches{dropped} in {cost}"
+        parts = []
+        if self.switches_after < self.switches_before:
+            parts.append(f"from {self.switches_before} to {self.switches_after} context switches")
+        if self.faults_dropped:
+            parts.append("without the fault it did not need")
+        if parts:
+            return f"shrunk {', '.join(parts)} in {cost}"
         return f"already the smallest: no order with fewer context switches fails ({cost})"
 
 
@@ -73,7 +77,8 @@ def _blocks(order: Sequence[str]) -> list[list[str]]:
 
 
 def candidates(order: Sequence[str]) -> Iterator[tuple[str, ...]]:
-    """Orders with fewer switches: one block merged into its task's block before or after it, fewest first."""
+    """Orders with fewer switches: one block merged into its task's block before or after it, fewest first
+    (and, among as few, the first by name: ``A B B A`` before ``B A A B``)."""
     blocks = _blocks(order)
     seen: set[tuple[str, ...]] = set()
     found: list[tuple[str, ...]] = []
@@ -91,7 +96,7 @@ def candidates(order: Sequence[str]) -> Iterator[tuple[str, ...]]:
             if flat not in seen and flat != tuple(order):
                 seen.add(flat)
                 found.append(flat)
-    yield from sorted(found, key=switches)
+    yield from sorted(found, key=lambda o: (switches(o), o))  # ties: the order that reads first by name
 
 
 def shrink(

@@ -8,8 +8,9 @@ them all. Then DPOR is asked to find one of the states exhaustive search reached
 fails on it) and its counterexample must replay to that same state. The same with
 ``faults=[...]`` (:data:`~tests.races.programs.FAULT_KINDS`), scenario for scenario.
 
-Hypothesis, derandomized: a few dozen programs in the fast loop; the ``slow`` checks run
-``LABKIT_SOUNDNESS_EXAMPLES`` (default 1,000) more of each.
+Hypothesis, derandomized: three dozen programs in the fast loop (24, and 12 with faults); the
+``slow`` checks run ``LABKIT_SOUNDNESS_EXAMPLES`` (default 1,000) more, and a quarter as many with
+faults (``LABKIT_SOUNDNESS_EXAMPLES=4000`` for a deeper local run).
 """
 
 from __future__ import annotations
@@ -22,19 +23,22 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from labkit.backend import Connection
-from labkit.races import Exploration, Interleaving, explore, run_interleaving
+from labkit.races import Exploration, ExploreConfig, Interleaving, explore, run_interleaving
 from tests.races.programs import FAULT_KINDS, Ctx, Program, World, programs
 
 FAST = settings(
-    max_examples=int(os.environ.get("LABKIT_SOUNDNESS_FAST", 30)),
+    max_examples=int(os.environ.get("LABKIT_SOUNDNESS_FAST", 24)),
     derandomize=True,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
 )
+#: Fault programs cost a run per order per scenario: fewer of them.
+FAST_FAULTS = settings(FAST, max_examples=max(FAST.max_examples // 2, 1))
 SLOW = settings(FAST, max_examples=int(os.environ.get("LABKIT_SOUNDNESS_EXAMPLES", 1000)))
+SLOW_FAULTS = settings(FAST, max_examples=max(SLOW.max_examples // 4, 1))
 #: Programs small enough for exhaustive search to be the oracle (orders of the call counts).
-FAST_ORDERS, SLOW_ORDERS, FAULT_ORDERS = 20, 90, 12
+FAST_ORDERS, SLOW_ORDERS, FAULT_ORDERS = 20, 60, 8
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +64,15 @@ def reached(world: World, program: Program, strategy: str, faults: Sequence[str]
         strategy=strategy,
         budget=100_000,
         faults=list(faults) or None,
+        config=config_for(program, faults),
     )
     assert result.passed, result.summary()
     return states, result
+
+
+def config_for(program: Program, faults: Sequence[str]) -> ExploreConfig | None:
+    """The program's own call counts (no dry run needed) unless faults need the dry run's call points."""
+    return None if faults else ExploreConfig(calls=program.calls())
 
 
 def check_sound(world: World, program: Program, faults: Sequence[str] = ()) -> None:
@@ -89,6 +99,7 @@ def check_sound(world: World, program: Program, faults: Sequence[str] = ()) -> N
         strategy="dpor",
         budget=100_000,
         faults=list(faults) or None,
+        config=config_for(program, faults),
     )
     assert not found.passed and found.counterexample is not None, f"DPOR never reached {target}; {program}"
     ctx.setup()
@@ -104,7 +115,7 @@ def test_dpor__random_programs__reaches_every_final_state_exhaustive_search_reac
     check_sound(world, program)
 
 
-@FAST
+@FAST_FAULTS
 @given(program=programs(max_orders=FAULT_ORDERS, most_calls=3))
 def test_dpor_with_faults__random_programs__reaches_every_final_state_exhaustive_search_reaches(
     world: World, program: Program
@@ -120,7 +131,7 @@ def test_dpor__thousands_of_random_programs__sound(world: World, program: Progra
 
 
 @pytest.mark.slow
-@SLOW
+@SLOW_FAULTS
 @given(program=programs(max_orders=FAULT_ORDERS, most_calls=3))
 def test_dpor_with_faults__thousands_of_random_programs__sound(world: World, program: Program) -> None:
     check_sound(world, program, FAULT_KINDS)

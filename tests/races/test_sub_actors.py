@@ -39,7 +39,7 @@ class Bank:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
         self.table = conn.table_name
-        self.client = conn.new_client(retries={"total_max_attempts": 1, "mode": "standard"})
+        self.client: Any = conn.new_client(retries={"total_max_attempts": 1, "mode": "standard"})
 
     def setup(self) -> None:
         for name in "xy":
