@@ -253,8 +253,10 @@ def run_interleaving(
 
     An actor is ``fn(client)`` (it gets a fresh lab client without botocore's retries) or ``fn()``
     (it uses its own clients, resources or PynamoDB models: every DynamoDB call made on its
-    thread, or on threads it starts, is gated and recorded all the same). ``faults`` (e.g.
-    ``["B2: lose-response"]``) injects DynamoDB's failures: see labkit.faults.
+    thread is gated and recorded all the same). A thread or pool task the actor starts is a
+    sub-actor with turns of its own: ``A.1``, ``A.2`` in start order (``"A.1 B A"``). ``faults``
+    (e.g. ``["B2: lose-response"]``, ``["A.1#1: lose-response"]``) injects DynamoDB's failures:
+    see labkit.faults.
     """
     check_actors(actors)
     check_positive("timeout", timeout)
