@@ -128,10 +128,15 @@ def programs(draw: st.DrawFn, max_orders: int, most_calls: int = 4) -> Program:
 
 @dataclass(frozen=True)
 class World:
-    """The tables (one per schema) the programs run on."""
+    """The tables (one per schema) the programs run on, and the one client every actor uses.
+
+    The client makes one attempt per call (a lost answer reaches the actor); one for all the
+    programs' actors keeps each exploration from making clients of its own.
+    """
 
     conn: Connection
     tables: tuple[str, ...]
+    client: Any
 
     @classmethod
     def create(cls, conn: Connection) -> World:
@@ -150,7 +155,7 @@ class World:
                 BillingMode="PAY_PER_REQUEST",
             )
             names.append(name)
-        return cls(conn, tuple(names))
+        return cls(conn, tuple(names), conn.new_client(retries={"total_max_attempts": 1, "mode": "standard"}))
 
     def drop(self) -> None:
         for name in self.tables:
@@ -301,9 +306,11 @@ class Ctx:
             return "updated"
         raise AssertionError(f"unknown kind {kind}")
 
-    def actors(self) -> dict[str, Callable[[Any], tuple[Any, ...]]]:
-        def make(who: str, steps: Sequence[Step]) -> Callable[[Any], tuple[Any, ...]]:
-            def actor(client: Any) -> tuple[Any, ...]:
+    def actors(self) -> dict[str, Callable[[], tuple[Any, ...]]]:
+        client = self.world.client
+
+        def make(who: str, steps: Sequence[Step]) -> Callable[[], tuple[Any, ...]]:
+            def actor() -> tuple[Any, ...]:
                 seen: dict[int, int] = {}
                 answers: list[Any] = []
                 for step in steps:
