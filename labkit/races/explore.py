@@ -20,9 +20,9 @@ runs, with one of the strategies of :mod:`~labkit.races.strategies`:
     concurrency testing, Burckhardt et al. 2010; awslabs/shuttle, Microsoft Coyote). Guarantee:
     ``"N sampled orders, seed S, depth d"`` — a sample, not a proof.
 
-``strategy="auto"`` is a portfolio: exhaustive search while the dry run's orders are at most
-``exhaustive_limit`` (and DPOR if the real schedules turn out more than the budget), else DPOR with
-half the budget, then PCT with what is left if DPOR did not finish.
+``strategy="auto"`` is a portfolio: exhaustive search (half the budget) while the dry run's orders
+are at most ``exhaustive_limit``, then DPOR (a quarter) if the real schedules outgrew that, then
+PCT with what is left; with more orders, DPOR with half the budget, then PCT with what is left.
 
 Threads and pool tasks an actor starts are *sub-actors* (``A.1``, ``A.2`` in start order) with
 turns of their own, explored like any actor's (:mod:`~labkit.races.gate`). Every call is gated;
@@ -196,9 +196,11 @@ def _portfolio(config: ExploreConfig, calls: Mapping[str, int], total: int, n_sc
         return [_Stage(DPOR(), config.budget)]
     if config.strategy == "pct":
         return [_Stage(pct, config.budget)]
+    half = max(config.budget // 2, 1)
     if total * n_scen <= min(config.exhaustive_limit, config.budget):
-        return [_Stage(Exhaustive(), config.budget), _Stage(DPOR(), config.budget), _Stage(pct, config.budget)]
-    return [_Stage(DPOR(), max(config.budget // 2, 1)), _Stage(pct, config.budget)]
+        # the real schedules may outgrow the dry run's count (retries): then DPOR, then a sample
+        return [_Stage(Exhaustive(), half), _Stage(DPOR(), max(config.budget // 4, 1)), _Stage(pct, config.budget)]
+    return [_Stage(DPOR(), half), _Stage(pct, config.budget)]
 
 
 def explore(
@@ -299,11 +301,18 @@ def _explore(
                         cfg, stage.strategy, len(actors), shape, total, scenarios, fault_names, runner
                     ) from None
                 continue
+            if not coverage.complete and runner.runs == start:
+                raise ValidationError(
+                    f"budget={cfg.budget:,} was used up before {stage.strategy.name} could run: the strategies "
+                    f"before it did not cover every order of {len(actors)} actors with {shape} calls; raise budget"
+                )
             if coverage.complete or number + 1 == len(stages):
-                before = sum(1 for s in stages[:number] if s.strategy.name == "dpor")
                 guarantee = _guarantee(stage.strategy, coverage, runner, start, total, scenarios, fault_names, cfg)
-                if not coverage.complete and before and start:
-                    guarantee += f" (after {start:,} DPOR runs that did not cover every class)"
+                if not coverage.complete and start:
+                    spent = " and ".join(
+                        "DPOR" if s.strategy.name == "dpor" else s.strategy.name for s in stages[:number]
+                    )
+                    guarantee += f" (after {start:,} {spent} runs that did not cover every class)"
                 return Exploration(
                     passed=True,
                     counterexample=None,

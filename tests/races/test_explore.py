@@ -381,3 +381,20 @@ def test_count_orders__matches_every_order_enumerated() -> None:
         assert len(orders) == count_orders(calls) == len(set(orders))
         assert orders == sorted(orders)
         assert all(sorted(o) == sorted(n for n, k in calls.items() for _ in range(k)) for o in orders)
+
+
+def test_explore__auto_portfolio__exhaustive_outgrown__dpor_then_pct_and_the_guarantee_says_so(
+    tconn: Connection,
+) -> None:
+    """Retries give more schedules than the dry run's 6 orders: auto's exhaustive stage gives way, honestly."""
+    from tests.races.conftest import put_counter, safe_increment
+
+    actors = {name: safe_increment(tconn.table_name) for name in "AB"}
+    result = explore(actors, conn=tconn, setup=lambda: put_counter(tconn), invariant=lambda res: True, budget=8)
+    assert result.passed and result.orders == 6 and result.runs == 8
+    assert result.strategy == "pct"
+    assert result.guarantee == (
+        "2 sampled orders, seed 0, depth 3 (after 6 exhaustive and DPOR runs that did not cover every class)"
+    )
+    with pytest.raises(ValidationError, match=r"budget=1 was used up before pct could run: .* raise budget"):
+        explore(actors, conn=tconn, setup=lambda: put_counter(tconn), invariant=lambda res: True, budget=1)

@@ -109,6 +109,8 @@ def test_table_keyed_id__three_read_modify_write_actors__dpor_finds_the_lost_upd
     assert not result.passed, result.summary()
     assert result.calls == {"A": 3, "B": 3, "C": 3}
     assert result.message is not None and "an update was lost" in result.message
+    assert result.interleaving is not None  # the key schema was asked outside the actors' turns
+    assert "DescribeTable" not in set(result.interleaving.history["operation"])
 
 
 def test_table_keyed_id__version_guarded__dpor_passes_every_class(conn: Connection, visits: str) -> None:

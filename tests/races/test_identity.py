@@ -245,3 +245,23 @@ def test_key_schemas__asked_once_per_table__a_missing_table_is_not_kept(tconn: C
     assert schemas(tconn.region, "labkit-no-such-table") is None
     assert schemas(tconn.region, "labkit-no-such-table") is None
     assert schemas.asked == 3
+
+
+def test_explore__a_table_that_does_not_exist__the_actors_own_call_gets_resource_not_found(tconn: Connection) -> None:
+    """Its key schema cannot be read: the whole table, and the actor meets DynamoDB's own error, no crash."""
+    from labkit.races import Interleaving, explore
+
+    seen: list[dict[str, str]] = []
+
+    def ghost(client: Any) -> None:
+        client.get_item(TableName="labkit-no-such-table", Key={"id": {"S": "x"}})
+
+    def real(client: Any) -> None:
+        client.get_item(TableName=tconn.table_name, Key=key("k", "1"))
+
+    def record(res: Interleaving) -> None:
+        seen.append(res.error_codes())
+
+    result = explore({"A": ghost, "B": real}, conn=tconn, setup=None, invariant=record, strategy="dpor")
+    assert result.passed, result.summary()
+    assert seen and all(codes == {"A": "ResourceNotFoundException"} for codes in seen)
