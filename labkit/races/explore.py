@@ -241,11 +241,12 @@ def explore(
             cfg.calls, actors, least=1, also=[n for n in cfg.calls if sub_actor_of(n, list(actors))]
         )
     if given is not None and not fault_names:
-        calls, scenarios = given, [()]
+        calls, scenarios, tasks = given, [()], list(given)
     else:  # the call points come from each actor's solo run
         operations = solo_operations(actors, conn=conn, setup=setup, timeout=cfg.timeout)
         calls = given or {name: len(ops) for name, ops in operations.items()}
         scenarios = fault_scenarios(operations, fault_names) if fault_names else [()]
+        tasks = [*calls, *(name for name in operations if name not in calls)]
     total = count_orders(calls)
     n_scen = len(scenarios)
     shape = " + ".join(f"{name}: {n}" for name, n in sorted(calls.items()))
@@ -260,7 +261,7 @@ def explore(
             "use strategy='dpor' (explores one order per class of equivalent orders) or 'pct' "
             f"(samples), or raise budget to {total * n_scen:,}"
         )
-    runner = Runner(actors, conn, setup, invariant, cfg.timeout, cfg.max_calls, names=list(calls))
+    runner = Runner(actors, conn, setup, invariant, cfg.timeout, cfg.max_calls, names=tasks)
     try:
         result = _explore(runner, cfg, calls, total, scenarios, fault_names, shape, actors)
     finally:

@@ -233,3 +233,24 @@ def test_pool_fan_out__ten_runs_in_a_row_with_the_cpu_saturated__same_verdicts(b
     assert len({(r.counterexample, r.runs, r.original) for r in found}) == 1
     assert all(r.passed for r in proved)
     assert len({(r.runs, r.guarantee) for r in proved}) == 1
+
+
+def test_faults_at_sub_actors_calls__named_with_a_hash__placed_and_replayed(bank: Bank) -> None:
+    """explore places faults at the pool tasks' calls too ('A.1#1: lose-response'); a lost answer there
+    reaches the actor through its future; the failure it finds replays with its fault."""
+    from labkit.races.scenarios import fault_scenarios
+
+    assert fault_scenarios({"A.1": ["GetItem"]}, ["lose-response"]) == [(), ("A.1#1: lose-response",)]
+    actors = transfers(bank.transactional)
+    result = explore(actors, conn=bank.conn, setup=bank.setup, invariant=bank.conserved, faults=["lose-response"])
+    assert result.scenarios == 7  # no fault; A1, A.1#1, A.2#1, B1, B.1#1, B.2#1
+    assert not result.passed and result.faults == ("A1: lose-response",), result.summary()
+    bank.setup()
+    replay = run_interleaving(actors, result.counterexample or "", conn=bank.conn, faults=list(result.faults))
+    assert " ".join(replay.turns) == result.counterexample
+    with pytest.raises(AssertionError, match="a transfer was lost"):
+        bank.conserved(replay)
+    bank.setup()
+    lost_read = run_interleaving(actors, "A.1 A.2 B.1 B.2 B", conn=bank.conn, faults=["A.1#1: lose-response"])
+    assert list(lost_read.history["injected"].fillna("")) == ["lose-response", "", "", "", ""]
+    assert lost_read.error_codes() == {"A": "ReadTimeoutError"}
