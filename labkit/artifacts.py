@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import ValidationError
-from .races.replay import to_dict
+from .races.replay import add_listener, remove_listener, to_dict
 
 if TYPE_CHECKING:
     from .races import Exploration
@@ -59,4 +59,4 @@ def write_artifacts(result: Exploration, directory: str | Path, stem: str) -> li
     return [target, *written]
 
 
-__all__ = ["artifact_stem", "write_artifacts"]
+__all__ = ["add_listener", "artifact_stem", "remove_listener", "write_artifacts"]

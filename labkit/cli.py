@@ -18,6 +18,7 @@ from pathlib import Path
 from . import constants as C
 from ._errors_map import map_errors
 from .backend import ENV_BACKEND, ENV_EMBEDDED_URL, ENV_ENDPOINT_URL, connect
+from .compat import DISTRIBUTION
 from .errors import LabkitError
 from .operations import Op
 
@@ -130,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .embedded import DYNAMODB_LOCAL, LABKIT, PROFILES
 
     parser = argparse.ArgumentParser(prog="labkit", description="DynamoDB pattern labs.")
-    parser.add_argument("--version", action="version", version=f"labkit {version('labkit')}")
+    parser.add_argument("--version", action="version", version=f"labkit {version(DISTRIBUTION)}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser(

@@ -1,6 +1,7 @@
-"""The versions labkit's endpoint relies on, checked at import before anything imports moto.
+"""The versions labkit's endpoint relies on, checked at import before anything imports moto; the
+distribution's name; and the one message for a package that only one of labkit's extras installs.
 
-The embedded endpoint calls moto's internals (``labkit/endpoint/apply.py``): moto 5.0 and 5.1 fail at
+The embedded endpoint calls moto's internals (``labkit/endpoint/store/moto_store.py``): moto 5.0 and 5.1 fail at
 import (``cannot import name 'ServiceException'``), 5.2.0 answers every DescribeTable with HTTP 500.
 The range here is the one pyproject.toml declares; ``constraints.txt`` pins the exact version the
 tests passed on. Reading the installed version is cheap (package metadata, no import of moto).
@@ -8,8 +9,13 @@ tests passed on. Reading the installed version is cheap (package metadata, no im
 
 from __future__ import annotations
 
+import importlib
 import re
 from importlib.metadata import PackageNotFoundError, version
+
+#: The distribution's name (pyproject.toml): ``labkit`` on PyPI is another project. The import name,
+#: the ``labkit`` command and the pytest plugin stay ``labkit``; package metadata is read under this name.
+DISTRIBUTION = "labkit-dynamodb"
 
 #: moto versions labkit works with: lowest included, highest excluded (as in pyproject.toml).
 MOTO_RANGE = ((5, 2, 5), (5, 3))
@@ -32,9 +38,9 @@ def _range_text() -> str:
 
 
 #: The moto requirement, as pyproject.toml writes it.
-MOTO_REQUIREMENT = f"moto[server,dynamodb]{_range_text()}"
+MOTO_REQUIREMENT = f"moto[dynamodb]{_range_text()}"
 #: What to do about a moto labkit cannot use: said by this module and by the engine
-#: (``labkit/endpoint/apply.py``) when moto's internals are not what it needs.
+#: (``labkit/endpoint/store/moto_store.py``) when moto's internals are not what it needs.
 INSTALL_MOTO = f"labkit needs {MOTO_REQUIREMENT}; {FIX}"
 
 
@@ -61,6 +67,37 @@ def check_moto() -> None:
         raise IncompatibleDependency(problem)
 
 
+class MissingExtra(ImportError):
+    """A package that only one of labkit's extras installs is missing; the message names the extra."""
+
+
+def require(package: str, extra: str, what: str) -> None:
+    """Import ``package``, or raise :class:`MissingExtra`: one line saying that ``what`` needs it and which
+    extra of labkit installs it (the base install, what a team's race tests need, has no matplotlib)."""
+    try:
+        importlib.import_module(package)
+    except ModuleNotFoundError as exc:
+        if exc.name != package:
+            raise  # the package is there; one of its own dependencies is not
+        raise MissingExtra(
+            f"{what} needs {package}, which is not installed: it comes with labkit's `{extra}` extra. Install "
+            f"labkit with it (in the labkit checkout: `python3 bootstrap.py lab`, or `pip install -e '.[{extra}]'`; "
+            f"from the wheel: `pip install 'labkit_dynamodb-...-py3-none-any.whl[{extra}]'`), "
+            f"or `pip install {package}`",
+            name=package,
+        ) from None
+
+
 check_moto()  # on import: labkit/__init__.py imports this module before anything imports moto
 
-__all__ = ["INSTALL_MOTO", "MOTO_RANGE", "MOTO_REQUIREMENT", "IncompatibleDependency", "check_moto", "moto_problem"]
+__all__ = [
+    "DISTRIBUTION",
+    "INSTALL_MOTO",
+    "MOTO_RANGE",
+    "MOTO_REQUIREMENT",
+    "IncompatibleDependency",
+    "MissingExtra",
+    "check_moto",
+    "moto_problem",
+    "require",
+]

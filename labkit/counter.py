@@ -161,17 +161,22 @@ def tradeoffs(
     shard_counts: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64),
     *,
     scale: float = 1.0,
+    headroom: float = 0.5,
 ) -> pd.DataFrame:
     """Write spread vs read cost vs staleness for each shard count, as a table.
 
     Columns: shards; writes/s each shard takes; that as a share of a partition's write limit;
-    whether a shard would throttle; read units for one total (eventually / strongly consistent);
-    how many separately-read items a total is made of (each may be stale when read eventually).
+    ``plan``: ``"within plan"`` at most ``headroom`` of the limit (the rule :func:`choose_shards`
+    plans by), ``"no headroom"`` above it but at most the limit (an even spread would just fit; a
+    random one will throttle some shards), ``"throttles"`` above the limit; read units for one total
+    (eventually / strongly consistent); how many separately-read items a total is made of (each may
+    be stale when read eventually).
     """
     import pandas as pd
 
     from .throughput import partition_limits
 
+    check_fraction("headroom", headroom, hint="e.g. 0.5")
     limit = partition_limits(scale)[1]
     shard_size = item_size(
         {"PK": {"S": f"{C.COUNTER_PREFIX}page-views#00"}, "SK": {"S": C.COUNTER_SK}, "n": {"N": "1"}}
@@ -180,12 +185,14 @@ def tradeoffs(
     for n in shard_counts:
         check_shards(n)
         per_shard = target_writes_per_second / n
+        share = per_shard * write_units(shard_size) / limit
+        plan = "within plan" if share <= headroom else "no headroom" if share <= 1 else "throttles"
         rows.append(
             {
                 "shards": n,
                 "writes_per_shard_per_s": round(per_shard, 1),
-                "share_of_partition_limit": round(per_shard * write_units(shard_size) / limit, 2),
-                "throttles": per_shard * write_units(shard_size) > limit,
+                "share_of_partition_limit": round(share, 2),
+                "plan": plan,
                 "read_units_eventual": n * read_units(shard_size),
                 "read_units_strong": n * read_units(shard_size, consistent=True),
                 "items_per_total": n,

@@ -36,7 +36,9 @@ What cannot be gated is refused, never let through: a client whose endpoint is n
 (nothing is sent), an aiobotocore/aioboto3 call (its ``AioBaseClient`` overrides the method;
 guarded once ``aiobotocore`` is imported), a DynamoDB request sent on a bound thread that never
 passed the wrapper, and a call from a thread an actor started that outlives its run.
-:class:`Observer` objects (the pytest plugin's) also see every DynamoDB call of the process.
+:class:`Observer` objects (the pytest plugin's) also see every DynamoDB call of the process, and a
+*reroute* (:func:`add_reroute`, :mod:`labkit.routing`'s) tells the endpoint check where a client's
+calls really go when they are sent somewhere else than the client's own endpoint.
 """
 
 from __future__ import annotations
@@ -174,6 +176,8 @@ _waiting: dict[Any, Binding] = {}
 #: a pool worker thread between its task's return and the task's future being done -> that task
 _finishing: dict[int, Binding] = {}
 _local = threading.local()  # .in_pool: inside ThreadPoolExecutor.submit (its worker threads are not sub-actors)
+#: functions of a client: the endpoint (endpoint_key form) its calls are rerouted to, or None
+_reroutes: list[Callable[[Any], str | None]] = []
 _install_lock = threading.Lock()
 _installed = False
 _async_guarded = False
@@ -224,6 +228,27 @@ def add_observer(observer: Observer) -> None:
 def remove_observer(observer: Observer) -> None:
     with contextlib.suppress(ValueError):
         _observers.remove(observer)
+
+
+def add_reroute(reroute: Callable[[Any], str | None]) -> None:
+    """Tell the endpoint check where calls go that ``reroute`` sends elsewhere (None: not rerouted)."""
+    install()
+    if reroute not in _reroutes:
+        _reroutes.append(reroute)
+
+
+def remove_reroute(reroute: Callable[[Any], str | None]) -> None:
+    with contextlib.suppress(ValueError):
+        _reroutes.remove(reroute)
+
+
+def reached(client: Any) -> str | None:
+    """The endpoint a client's calls reach now (endpoint_key form): rerouted, or the client's own."""
+    for reroute in list(_reroutes):
+        url = reroute(client)
+        if url is not None:
+            return url
+    return endpoint_key(client.meta.endpoint_url)
 
 
 def endpoint_key(url: str | None) -> str | None:
@@ -317,15 +342,15 @@ def _enter(client: Any, operation: str, binding: Binding) -> None:
     if client not in _attached:
         _attach(client)
         _attached[client] = endpoint_key(client.meta.endpoint_url)
-    url = _attached[client]
+    url = reached(client) if _reroutes else _attached[client]
     if binding.endpoint is not None and url != binding.endpoint:
         binding.session.refuse(
             RaceError(
                 f"{binding.who} made a DynamoDB call ({operation}) on a client whose endpoint is "
                 f"{client.meta.endpoint_url}, not the lab's ({binding.endpoint}); nothing was sent. "
-                "The client was created before labkit pointed DynamoDB clients at the lab (e.g. at "
-                "import time, before the pytest plugin set AWS_ENDPOINT_URL_DYNAMODB), or with its own "
-                "endpoint_url: create it afterwards, or give it endpoint_url=conn.endpoint_url"
+                "Give the client endpoint_url=conn.endpoint_url, or no endpoint of its own in a labkit "
+                "test (one that uses labkit_conn, or is marked @pytest.mark.labkit): the pytest plugin "
+                "sends the calls bound for AWS to the lab"
             )
         )
 
@@ -670,10 +695,13 @@ __all__ = [
     "Scheduler",
     "Session",
     "add_observer",
+    "add_reroute",
     "bind_thread",
     "bound",
     "current",
     "endpoint_key",
     "install",
+    "reached",
     "remove_observer",
+    "remove_reroute",
 ]

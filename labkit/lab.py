@@ -14,6 +14,7 @@ from typing import Any
 
 from . import constants as C
 from .backend import Connection, connect
+from .compat import DISTRIBUTION
 from .errors import ConfigurationError
 from .faults.control import control
 from .operations import Op
@@ -28,7 +29,7 @@ def versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
     for pkg in ("labkit", "boto3", "botocore", "moto", "pandas", "matplotlib"):
         try:
-            out[pkg] = version(pkg)
+            out[pkg] = version(DISTRIBUTION if pkg == "labkit" else pkg)
         except PackageNotFoundError:
             out[pkg] = "not installed"
     return out

@@ -99,6 +99,7 @@ class Op(StrEnum):
     GET_RESOURCE_POLICY = "GetResourcePolicy"
     PUT_RESOURCE_POLICY = "PutResourcePolicy"
     DELETE_RESOURCE_POLICY = "DeleteResourcePolicy"
+    DESCRIBE_CONTRIBUTOR_INSIGHTS = "DescribeContributorInsights"
     # DynamoDB Streams
     LIST_STREAMS = "ListStreams"
     DESCRIBE_STREAM = "DescribeStream"
@@ -221,6 +222,7 @@ _CONTROL_PLANE = (
     Op.GET_RESOURCE_POLICY,
     Op.PUT_RESOURCE_POLICY,
     Op.DELETE_RESOURCE_POLICY,
+    Op.DESCRIBE_CONTRIBUTOR_INSIGHTS,
 )
 
 

@@ -11,9 +11,16 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch
-from matplotlib.textpath import TextPath
+
+from .compat import require
+
+try:
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+    from matplotlib.textpath import TextPath
+except ModuleNotFoundError:
+    require("matplotlib", "lab", "labkit.plots")  # not installed: one line naming the extra that brings it
+    raise
 
 from .errors import ValidationError
 from .races.history import overwrites

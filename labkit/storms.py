@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._errors_map import THROTTLING_CODES
+from .compat import require
 from .throughput import partition_limits
 
 if TYPE_CHECKING:
@@ -98,6 +99,8 @@ def plot_storm(
     their combined limit.
     """
     import numpy as np
+
+    require("matplotlib", "lab", "labkit.storms.plot_storm")
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(11, 6.5), layout="constrained")

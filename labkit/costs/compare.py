@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..compat import require
 from ..operations import Op
 from ..validation import check_int
 from .prices import DEFAULT_PRICES, HOURS_PER_MONTH, MILLION, Prices, Tally, meter, on_demand_cost
@@ -255,6 +256,7 @@ def _stress_metered(stress: Any, change: Any, conn: Connection, threads: int, op
 
 def plot_costs(scan: pd.DataFrame, contention: pd.DataFrame, prices: Prices = DEFAULT_PRICES) -> Figure:
     """Left: cost per million reads vs table size (Scan vs GetItem). Right: cost per change vs writers."""
+    require("matplotlib", "lab", "labkit.costs.plot_costs")
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(11, 4), layout="constrained")

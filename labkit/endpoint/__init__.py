@@ -1,16 +1,19 @@
 """The embedded DynamoDB endpoint: moto's DynamoDB behind a small HTTP server on 127.0.0.1.
 
-A request flows through one module per step (see ``docs/decisions.md``)::
+A request flows through the engine (:mod:`.engine`) stage by stage, each stage in a room::
 
-    server  ->  decode  ->  validate (shapes, values, expressions, updates)  ->  hooks.before
-            ->  idempotency  ->  apply (moto, atomic, under the engine's lock; the engine's own
-                conditions, filters and projections: evaluate, rewrite)  ->  meter
-            ->  hooks.after  ->  encode
+    wire (server -> decode)  ->  checks (shapes, the operation's check)  ->  hooks.before
+        ->  store.idempotency  ->  store (moto_store, atomic, under the engine's lock; the
+            engine's own conditions, filters and projections: expressions)  ->  metering
+        ->  hooks.after  ->  wire (encode)
 
-Only :mod:`labkit.endpoint.apply` imports moto. The engine imports no plug-in: it is handed
-its hooks and ``Labkit.*`` control operations, and :mod:`labkit.embedded` (the composition root)
-lists labkit's defaults and builds engines and endpoints. Every request is applied under one lock, so a
-condition check and its write never interleave with another request and a cancelled
+What one operation adds to those stages is its module in :mod:`.operations` (``GetItem`` ->
+``operations/get_item.py``), found from the catalogue (:mod:`labkit.operations`). The engine's
+errors are :mod:`.errors` (``ClientFault``); what a validated request touches is :mod:`.plan`.
+Only :mod:`.store.moto_store` imports moto. The engine imports no plug-in: it is handed its hooks
+and ``Labkit.*`` control operations, and :mod:`labkit.embedded` (the composition root) lists
+labkit's defaults and builds engines and endpoints. Every request is applied under one lock, so
+a condition check and its write never interleave with another request and a cancelled
 transaction leaves nothing behind. The store lives in memory: stopping the process loses it.
 """
 
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 from ..engine_hooks import Hook, Rejection, RequestInfo
 from .engine import Control, DynamoEngine
-from .server import LOOPBACK, EmbeddedEndpoint, bind_loopback
+from .wire.server import LOOPBACK, EmbeddedEndpoint, bind_loopback
 
 __all__ = [
     "LOOPBACK",

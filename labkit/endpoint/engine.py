@@ -1,7 +1,10 @@
 """The engine: one request through decode -> validate -> hooks.before -> idempotency -> apply ->
 meter -> hooks.after -> encode, under one lock.
 
-A :class:`~labkit.endpoint.encode.ClientFault` from any stage is the answer (a 4xx, nothing
+Each stage lives in a room of :mod:`labkit.endpoint` (``wire/``, ``checks/``, ``store/``,
+``metering/``, ...); what an operation adds to a stage lives in its own module,
+:mod:`labkit.endpoint.operations`, found from the catalogue (:func:`~labkit.endpoint.operations.steps_of`).
+A :class:`~labkit.endpoint.errors.ClientFault` from any stage is the answer (a 4xx, nothing
 written). Anything else that escapes is an engine bug: the HTTP layer answers 500 and logs it.
 
 The engine imports no plug-in. It is handed its hooks (:mod:`labkit.engine_hooks`) and its
@@ -21,18 +24,20 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..engine_hooks import Hook, Rejection, RequestInfo, wants
-from ..operations import DATA_PLANE, STATEMENTS, Op
+from ..operations import DATA_PLANE, TOKENED
 from ..validation import check_non_negative
-from .decode import DYNAMODB, Request, decode
-from .encode import ClientFault, Response, error_response, fault_response, response
-from .executor import execute
-from .idempotency import TokenMemory, fingerprint
-from .meter import meter, replay
+from .checks.request import validate
+from .errors import ClientFault
+from .metering.consumed_capacity import meter, replay
+from .operations import NO_STEPS, steps_of
+from .plan import Plan
 from .schema import TableSchema
-from .validate import Plan, validate
+from .store.idempotency import TokenMemory, fingerprint
+from .wire.decode import DYNAMODB, Request, decode
+from .wire.encode import Response, error_response, fault_response, response
 
 if TYPE_CHECKING:
-    from .apply import MotoStore
+    from .store.moto_store import MotoStore
 
 #: A control operation: (engine, the request's JSON object) -> (HTTP status, JSON payload).
 #: Runs under the engine's lock.
@@ -60,7 +65,7 @@ class DynamoEngine:
         self.lock = threading.RLock()
         self._clock = clock
         self._advanced = 0.0
-        from .apply import MotoStore  # moto takes ~0.3 s to import: only when an engine is built
+        from .store.moto_store import MotoStore  # moto takes ~0.3 s to import: only when an engine is built
 
         self.store: MotoStore = MotoStore()
         self.tokens = TokenMemory(self.now)
@@ -156,12 +161,15 @@ class DynamoEngine:
     def _handle(self, request: Request) -> Response:
         self.store.begin()
         account, region = request.account, request.region
-        plan = validate(request, lambda table: self.store.schema(account, region, table))
-        if request.service == DYNAMODB and request.operation in STATEMENTS:  # PartiQL: run as data-plane requests
-            return execute(request, self._handle, lambda table: self.store.schema(account, region, table))
+        schema_of = self.store.schema_of(account, region)
+        steps = steps_of(request.operation) if request.service == DYNAMODB else NO_STEPS
+        plan = validate(request, schema_of, steps.check)
+        if steps.execute is not None:  # PartiQL: run as data-plane requests
+            return steps.execute(request, self._handle, schema_of)
         if request.service != DYNAMODB or request.operation not in DATA_PLANE:
             self._generation += 1
-            return self.store.dispatch(request)
+            answered = steps.answer(self.store, request) if steps.answer is not None else None
+            return answered if answered is not None else self.store.dispatch(request)
         params = request.params
         hooks = list(self._hooks)
         rejection: Rejection | None = None
@@ -176,7 +184,7 @@ class DynamoEngine:
         if rejection is not None and not rejection.apply_first:
             return error_response(rejection.code, rejection.message, rejection.status, **rejection.extra)
 
-        token = params.get("ClientRequestToken") if request.operation == Op.TRANSACT_WRITE_ITEMS else None
+        token = params.get("ClientRequestToken") if request.operation in TOKENED else None
         scope = (account, region, str(token))
         print_ = fingerprint(params) if token is not None else ""
         if token is not None and (earlier := self.tokens.recall(scope)) is not None:
@@ -194,8 +202,10 @@ class DynamoEngine:
             return response(200, payload)
 
         wanted = params.get("ReturnConsumedCapacity") in ("TOTAL", "INDEXES")
-        applied = self.store.apply(request, plan, track=wanted or bool(hooks))
+        given = steps.to_moto(params, plan.parsed_of)
+        applied = self.store.apply(request, plan, given, track=wanted or bool(hooks))
         payload = applied.payload
+        steps.finish(params, payload, plan.parsed_of)
         payload.pop("ConsumedCapacity", None)
         payload.pop("ConsumedCapacityUnits", None)
         if wanted or hooks:

@@ -1,7 +1,8 @@
-"""A table's key schema and secondary indexes as plain data (read from moto by ``apply``)."""
+"""A table's key schema and secondary indexes as plain data (read from moto's table by the store)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,4 +60,7 @@ def schema_of(table: Any) -> TableSchema:
     return TableSchema(table.name, keys(table.schema), indexes)
 
 
-__all__ = ["IndexSchema", "TableSchema", "schema_of"]
+#: A table's schema by name, None if it does not exist (the store's view, for one account and region).
+SchemaOf = Callable[[str], TableSchema | None]
+
+__all__ = ["IndexSchema", "SchemaOf", "TableSchema", "schema_of"]

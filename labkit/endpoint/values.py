@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import constants as C
 from .. import numbers
-from .encode import ClientFault
+from .errors import ClientFault
 
 MAX_DEPTH = C.MAX_DOCUMENT_DEPTH
 _SET_NAMES = {"SS": "string", "NS": "number", "BS": "binary"}

@@ -8,6 +8,8 @@ import io
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..compat import require
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -41,6 +43,7 @@ class Finding:
         """The swim-lane timeline of the order that broke it (None when no race showed it)."""
         if self.interleaving is None:
             return None
+        require("matplotlib", "lab", "the exercise's timeline (Finding.figure)")
         from ..plots import timeline
 
         fig = timeline(self.interleaving)

@@ -9,13 +9,16 @@ run-time import of B by A:
   importing ``a.b.c`` also runs ``a/__init__`` and ``a/b/__init__``: edges to those packages too,
   except a module's own enclosing packages (Python has run them before the module);
 * a package ``__init__`` that defines a PEP 562 ``__getattr__`` imports by name: every string in
-  it that names one of its submodules is an edge (labkit/__init__.py's lazy public names).
+  it that names one of its submodules is an edge (labkit/__init__.py's lazy public names);
+* a package ``__init__`` that calls ``importlib.import_module`` loads its submodules by name: every
+  submodule is an edge (labkit/endpoint/operations/, one module per operation, found from the catalogue).
 
 Layers, bottom to top (docs/architecture.md draws them): the shared floor; the engine core
 (labkit/endpoint/) beside the engine plug-ins (throughput, faults), which meet only in the
 composition root (labkit/embedded.py); the race lab; the lessons; views over them; the commands
 and plugin on top. A layer imports only the layers :data:`MAY_IMPORT` lists; the one exception is
-:data:`UPWARD`, a lazy edge from the floor to the composition root.
+:data:`UPWARD`, a lazy edge from the floor to the composition root. Inside the engine core, the
+rooms of labkit/endpoint/ (:data:`ROOMS`) are layered the same way (:data:`ROOM_MAY_IMPORT`).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "engine_hooks",
         "operations",
         "intercept",
+        "routing",
         "compat",
         "backend",
         "table",
@@ -67,6 +71,30 @@ MAY_IMPORT: dict[str, set[str]] = {
     "lessons": {"floor", "engine plug-ins", "lessons"},
     "views": {"floor", "engine plug-ins", "race lab", "lessons", "views"},
     "top": set(LAYERS),
+}
+#: The engine core's rooms (by the name under labkit/endpoint/), bottom to top: docs/architecture.md draws them.
+ROOMS: dict[str, tuple[str, ...]] = {
+    "engine floor": ("errors", "plan", "schema", "values"),
+    "wire": ("wire",),
+    "expressions": ("expressions",),
+    "checks": ("checks",),
+    "metering": ("metering",),
+    "store": ("store",),
+    "partiql": ("partiql",),
+    "operations": ("operations",),
+    "engine": ("engine", "__init__"),
+}
+#: Which rooms a room may import (its own included). Only the engine imports the operations' modules.
+ROOM_MAY_IMPORT: dict[str, set[str]] = {
+    "engine floor": {"engine floor"},
+    "wire": {"engine floor", "wire"},
+    "expressions": {"engine floor", "expressions"},
+    "checks": {"engine floor", "expressions", "checks"},
+    "metering": {"engine floor", "metering"},
+    "store": {"engine floor", "wire", "expressions", "checks", "metering", "store"},
+    "partiql": {"engine floor", "wire", "expressions", "checks", "partiql"},
+    "operations": {"engine floor", "wire", "expressions", "checks", "store", "partiql", "operations"},
+    "engine": set(ROOMS),
 }
 #: The floor's one upward edge: ``connect("embedded")`` asks the composition root for the shared
 #: endpoint, inside the function (docs/decisions.md, "One composition root").
@@ -132,6 +160,13 @@ def imports_of(name: str, source: str, known: Iterable[str], is_package: bool) -
         for alias in node.names:
             if f"{module}.{alias.name}" in known:
                 add(f"{module}.{alias.name}", lazy)
+    if is_package and any(
+        isinstance(n, ast.Call) and "import_module" in (getattr(n.func, "attr", None), getattr(n.func, "id", None))
+        for n in ast.walk(tree)
+    ):  # submodules loaded by name: every one of them
+        for module in known:
+            if module.startswith(f"{name}.") and "." not in module[len(name) + 1 :]:
+                add(module, True)
     if is_package and any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body):
         for constant in ast.walk(tree):  # PEP 562: names imported on first use, by string
             value = constant.value if isinstance(constant, ast.Constant) else None
@@ -236,6 +271,14 @@ def layer_of(module: str) -> str:
     return layer
 
 
+def room_of(module: str) -> str:
+    """The room of a module of labkit/endpoint/ (by its first name under labkit/endpoint/)."""
+    parts = module.split(".")
+    first = parts[2] if len(parts) > 2 else "__init__"
+    (room,) = [room for room, members in ROOMS.items() if first in members] or ["?"]
+    return room
+
+
 def in_wing(modules_: Iterable[str], *wings: str) -> list[str]:
     return sorted(m for m in modules_ if any(m == f"labkit.{w}" or m.startswith(f"labkit.{w}.") for w in wings))
 
@@ -264,6 +307,27 @@ def test_layers__each_import_goes_to_an_allowed_layer() -> None:
         for a, targets in sorted(GRAPH.items())
         for b in sorted(targets)
         if layer_of(b) not in MAY_IMPORT[layer_of(a)] and (a, b) not in UPWARD
+    ]
+    assert bad == []
+
+
+def test_rooms__every_engine_module_in_exactly_one_room() -> None:
+    """A new module of labkit/endpoint/ must be placed in a room (and docs/architecture.md) before it can land."""
+    engine = [m for m in GRAPH if layer_of(m) == "engine core"]
+    assert [m for m in engine if room_of(m) == "?"] == []
+    members = [m for room in ROOMS.values() for m in room]
+    assert len(members) == len(set(members))
+
+
+def test_rooms__each_engine_import_goes_to_an_allowed_room() -> None:
+    """Inside labkit/endpoint/, a room imports only the rooms ROOM_MAY_IMPORT lists: the wire and the
+    store know no operation, the operations' modules are loaded by the engine alone."""
+    bad = [
+        f"{a} ({room_of(a)}) -> {b} ({room_of(b)})"
+        for a, targets in sorted(GRAPH.items())
+        if layer_of(a) == "engine core"
+        for b in sorted(targets)
+        if layer_of(b) == "engine core" and room_of(b) not in ROOM_MAY_IMPORT[room_of(a)]
     ]
     assert bad == []
 
@@ -396,6 +460,13 @@ def test_imports_of__function_level_counts_type_checking_does_not() -> None:
     )
     known = {"labkit", "labkit.constants", "labkit.races", "labkit.embedded", "labkit.backend"}
     assert imports_of("labkit.backend", source, known, False) == {"labkit.constants": False, "labkit.embedded": True}
+
+
+def test_imports_of__package_loading_submodules_by_name__imports_each() -> None:
+    """A package __init__ that calls importlib.import_module has an edge (lazy) to each of its submodules."""
+    known = {"labkit.p", "labkit.p.a", "labkit.p.b", "labkit.p.b.deep", "labkit.q"}
+    source = "import importlib\ndef load(n):\n    return importlib.import_module(f'{__name__}.{n}')\n"
+    assert imports_of("labkit.p", source, known, True) == {"labkit.p.a": True, "labkit.p.b": True}
 
 
 def test_imports_of__submodule_import__runs_its_package() -> None:

@@ -1,4 +1,4 @@
-"""No private name crosses a module boundary inside labkit (STYLE.md 26: an underscore means "this module only").
+"""No private name crosses a module boundary inside labkit (docs/style.md §13: an underscore means "this module only").
 
 Every ``from X import a, b`` (one line or many) and every ``module._name`` on an imported labkit
 module is read from the syntax tree. A leading underscore may not cross from one module into

@@ -1,13 +1,15 @@
-"""Helpers shared by the engine's test files (tests/endpoint/): a raw HTTP poster,
-boto3 clients with client-side validation and retries off, a table factory, and the fixtures
-``endpoint`` (one embedded endpoint per test module) and ``client`` (a raw client of it); a module
-that needs another endpoint (a fake clock, short timeouts) defines its own."""
+"""Helpers shared by the engine's test files (tests/endpoint/ and its folders, one per room of
+labkit/endpoint/): a raw HTTP poster, boto3 clients with client-side validation and retries off, a
+table factory, a fake clock, and the fixtures ``endpoint`` (one embedded endpoint per test module),
+``client`` (a raw client of it), ``lab`` (a connection to it with a fresh lab table) and ``racy``;
+a module that needs another endpoint (a fake clock, short timeouts) defines its own ``endpoint``."""
 
 from __future__ import annotations
 
 import http.client
 import json
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -19,8 +21,12 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, settings
 
+import labkit
+from labkit import constants as C
+from labkit.backend import Connection
 from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
+from labkit.operations import DYNAMODB_TARGET
 
 #: The fuzz tests' example count (LABKIT_FUZZ_EXAMPLES=5000 for a deeper local run).
 FUZZ_EXAMPLES = int(os.environ.get("LABKIT_FUZZ_EXAMPLES", 250))
@@ -37,6 +43,16 @@ FUZZ = settings.get_profile("labkit-ci")
 
 REGION = "us-east-1"
 AUTH = "AWS4-HMAC-SHA256 Credential=labkit/20260101/{region}/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
+
+
+class FakeClock:
+    """A monotonic clock that only moves when told to (``clock.now += seconds``)."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
 
 
 def raw_client(url: str, region: str = REGION) -> Any:
@@ -60,6 +76,54 @@ def endpoint() -> Iterator[EmbeddedEndpoint]:
 @pytest.fixture(scope="module")
 def client(endpoint: EmbeddedEndpoint) -> Any:
     return raw_client(endpoint.url)
+
+
+@pytest.fixture(scope="module")
+def clock() -> FakeClock:
+    """The module's fake clock (for a module whose ``endpoint`` runs on it)."""
+    return FakeClock()
+
+
+@pytest.fixture
+def lab(endpoint: EmbeddedEndpoint) -> Iterator[Connection]:
+    """A connection to the module's endpoint whose lab table is fresh and empty."""
+    name = f"labkit-ep-{uuid.uuid4().hex[:10]}"
+    conn = Connection("embedded", endpoint.url, C.LOCAL_REGION, name)
+    labkit.ensure_table(conn, name)
+    yield conn
+    labkit.delete_table(conn, name)
+
+
+@pytest.fixture
+def racy() -> Iterator[None]:
+    """Switch threads every 0.1 ms in this process, so an unlocked check-then-write would lose."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)
+    yield
+    sys.setswitchinterval(before)
+
+
+def key(pk: str, sk: str = "A") -> dict[str, Any]:
+    """A lab table's key."""
+    return {"PK": {"S": pk}, "SK": {"S": sk}}
+
+
+def error_code(exc: ClientError) -> str:
+    return str(exc.response["Error"]["Code"])
+
+
+def count_items(lab: Connection) -> int:
+    """How many items the lab table holds."""
+    return int(lab.client.scan(TableName=lab.table_name, Select="COUNT")["Count"])
+
+
+def engine_headers(operation: str, region: str = REGION) -> dict[str, str]:
+    """The lower-case headers a request for ``operation`` reaches the engine with."""
+    return {
+        "x-amz-target": f"{DYNAMODB_TARGET}.{operation}",
+        "content-type": "application/x-amz-json-1.0",
+        "authorization": AUTH.format(region=region),
+    }
 
 
 def post(url: str, target: str | None, body: bytes, region: str = REGION) -> tuple[int, dict[str, Any]]:
@@ -91,8 +155,10 @@ def code_of(payload: dict[str, Any]) -> str:
     return str(payload.get("__type", "")).rpartition("#")[2]
 
 
-def make_table(client: Any, *, range_key: bool = True, gsi: bool = False, stream: bool = False) -> str:
-    """A fresh PAY_PER_REQUEST table PK (S) [+ SK (S)] [+ GSI email-index on email (S)]."""
+def make_table(
+    client: Any, *, range_key: bool = True, gsi: bool = False, stream: bool = False, lsi: bool = False
+) -> str:
+    """A fresh PAY_PER_REQUEST table PK (S) [+ SK (S)] [+ GSI email-index on email (S)] [+ LSI at-index on at (S)]."""
     name = f"labkit-eng-{uuid.uuid4().hex[:10]}"
     keys = [{"AttributeName": "PK", "KeyType": "HASH"}]
     attrs = [{"AttributeName": "PK", "AttributeType": "S"}]
@@ -106,6 +172,15 @@ def make_table(client: Any, *, range_key: bool = True, gsi: bool = False, stream
             {
                 "IndexName": "email-index",
                 "KeySchema": [{"AttributeName": "email", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ]
+    if lsi:
+        attrs.append({"AttributeName": "at", "AttributeType": "S"})
+        extra["LocalSecondaryIndexes"] = [
+            {
+                "IndexName": "at-index",
+                "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "at", "KeyType": "RANGE"}],
                 "Projection": {"ProjectionType": "ALL"},
             }
         ]

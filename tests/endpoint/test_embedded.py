@@ -18,17 +18,7 @@ from labkit.endpoint import DynamoEngine, EmbeddedEndpoint, Rejection, RequestIn
 from labkit.errors import ConfigurationError, ValidationError
 from labkit.faults import CONTROL_OPERATIONS, FaultInjector, FaultRules, advance_token_clock, set_endpoint_faults
 from labkit.throughput import PartitionThrottle, set_partition_scale
-from tests.endpoint.conftest import make_table, post, raw_client
-
-
-class Clock:
-    """A monotonic clock that moves only when told to."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.endpoint.conftest import FakeClock, make_table, post, raw_client
 
 
 class Seen:
@@ -47,13 +37,13 @@ class Seen:
 
 @pytest.fixture(scope="module")
 def labkit_ep() -> Iterator[EmbeddedEndpoint]:
-    with start_endpoint(profile=LABKIT, clock=Clock()) as ep:
+    with start_endpoint(profile=LABKIT, clock=FakeClock(100.0)) as ep:
         yield ep
 
 
 @pytest.fixture(scope="module")
 def local_ep() -> Iterator[EmbeddedEndpoint]:
-    with start_endpoint(profile=DYNAMODB_LOCAL, clock=Clock()) as ep:
+    with start_endpoint(profile=DYNAMODB_LOCAL, clock=FakeClock(100.0)) as ep:
         yield ep
 
 
@@ -204,7 +194,7 @@ def test_labkit_profile__hot_tagged_key__throttles(labkit_ep: EmbeddedEndpoint) 
 
 # --- the engine's public API for plug-ins ------------------------------------------------------
 def test_advance_clock__moves_now_for_hooks_and_returns_the_total() -> None:
-    clock, seen = Clock(), Seen()
+    clock, seen = FakeClock(100.0), Seen()
     engine = DynamoEngine(clock, hooks=[seen])
     assert engine.advance_clock(30) == 30.0 and engine.advance_clock(1.5) == 31.5
     clock.now += 2
@@ -218,7 +208,7 @@ def test_advance_clock__moves_now_for_hooks_and_returns_the_total() -> None:
 
 @pytest.mark.parametrize("seconds", [-0.5, float("nan"), True])
 def test_advance_clock__not_a_number_of_seconds_ge_0__validation_error(seconds: float) -> None:
-    engine = DynamoEngine(Clock())
+    engine = DynamoEngine(FakeClock(100.0))
     with pytest.raises(ValidationError, match="seconds must be a number of seconds >= 0"):
         engine.advance_clock(seconds)
     assert engine.now() == 100.0
@@ -251,7 +241,7 @@ def test_advance_token_clock__past_ten_minutes__token_forgotten(labkit_ep: Embed
 
 def test_generation__moves_on_control_plane_only_and_is_read_only() -> None:
     """Plug-ins cache table views until a control-plane request; data-plane requests leave it."""
-    engine = DynamoEngine(Clock())
+    engine = DynamoEngine(FakeClock(100.0))
     with start_endpoint(engine=engine) as ep:
         client = raw_client(ep.url)
         before = engine.generation

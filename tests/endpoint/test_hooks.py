@@ -12,15 +12,7 @@ from botocore.exceptions import ClientError
 
 from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint, Rejection, RequestInfo
-from tests.endpoint.conftest import make_table, post, raw_client
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 500.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.endpoint.conftest import FakeClock, make_table, post, raw_client
 
 
 class Recorder:
@@ -40,12 +32,12 @@ class Recorder:
 
 
 @pytest.fixture(scope="module")
-def clock() -> Clock:
-    return Clock()
+def clock() -> FakeClock:
+    return FakeClock(500.0)
 
 
 @pytest.fixture(scope="module")
-def endpoint(clock: Clock) -> Iterator[EmbeddedEndpoint]:
+def endpoint(clock: FakeClock) -> Iterator[EmbeddedEndpoint]:
     with start_endpoint(clock=clock) as ep:
         yield ep
 
@@ -73,7 +65,7 @@ def _key(pk: str, sk: str = "A") -> dict[str, Any]:
 
 
 def test_hooks__put_item__before_and_after_see_the_partition_account_region_and_clock(
-    client: Any, table: str, hook: Recorder, clock: Clock
+    client: Any, table: str, hook: Recorder, clock: FakeClock
 ) -> None:
     clock.now = 777.0
     client.put_item(TableName=table, Item={**_key("P1"), "n": {"N": "1"}})

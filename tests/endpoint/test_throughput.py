@@ -29,18 +29,9 @@ from labkit.throughput import (
     set_partition_scale,
     throttling_reasons,
 )
+from tests.endpoint.conftest import FakeClock
 
 ARN = "arn:aws:dynamodb:us-east-1:123456789012:table/labkit-t"
-
-
-class FakeClock:
-    """A monotonic clock that only moves when told to."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _settings(scale: float | None = None, provisioned: tuple[float, float] | None = None) -> object:
@@ -163,24 +154,10 @@ def test_token_bucket__idle__never_holds_more_than_its_capacity() -> None:
 
 
 @pytest.fixture(scope="module")
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture(scope="module")
 def endpoint(clock: FakeClock) -> Iterator[EmbeddedEndpoint]:
     """An endpoint with the default hooks (tag opt-in), on a fake clock."""
     with start_endpoint(clock=clock) as ep:
         yield ep
-
-
-@pytest.fixture
-def lab(endpoint: EmbeddedEndpoint) -> Iterator[Connection]:
-    name = f"labkit-tp-{uuid.uuid4().hex[:10]}"
-    conn = Connection("embedded", endpoint.url, C.LOCAL_REGION, name)
-    labkit.ensure_table(conn, name)
-    yield conn
-    labkit.delete_table(conn, name)
 
 
 def _add(conn: Connection, client: object, pk: str = "COUNTER") -> None:

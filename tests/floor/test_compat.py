@@ -59,5 +59,5 @@ def test_moto_requirement__is_the_one_pyproject_declares() -> None:
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert f'"{MOTO_REQUIREMENT}"' in pyproject
     assert INSTALL_MOTO.startswith(f"labkit needs {MOTO_REQUIREMENT}; ") and "bootstrap.py" in INSTALL_MOTO
-    apply_source = (ROOT / "labkit" / "endpoint" / "apply.py").read_text(encoding="utf-8")
-    assert "INSTALL_MOTO" in apply_source and ">=5.0,<6" not in apply_source
+    store_source = (ROOT / "labkit" / "endpoint" / "store" / "moto_store.py").read_text(encoding="utf-8")
+    assert "INSTALL_MOTO" in store_source and ">=5.0,<6" not in store_source

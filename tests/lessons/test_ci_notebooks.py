@@ -1,23 +1,28 @@
 """The workflow's DynamoDB Local notebook step, run here against a backend that behaves like DynamoDB Local.
 
-`.github/workflows/ci.yml`'s job ``dynamodb-local`` runs every lesson notebook with ``LABKIT_BACKEND=local``
-against the DynamoDB Local image. This machine has no Docker, so the stand-in is ``labkit serve --profile
-dynamodb-local`` in a separate process: the engine alone — no partition throttle, no fault injector, the
-``Labkit.*`` controls answered as unknown operations, as DynamoDB Local answers them. The step's own script
-(read from the workflow, with the job's and the step's environment and GitHub's ``bash -e``) runs in an empty
-folder, so a recipe that would fail on a runner fails here first. About a minute: marked ``slow``
-(``python3 bootstrap.py test --slow``, which CI runs too).
+`.github/workflows/ci.yml`'s job ``dynamodb-local`` runs every notebook with ``LABKIT_BACKEND=local``
+against the DynamoDB Local image: ``pytest --nbval-lax notebooks`` (every cell runs; the checked outputs
+must equal the committed ones), then nbconvert keeps the executed lessons as an artifact. This machine
+has no Docker, so the stand-in is ``labkit serve --profile dynamodb-local`` in a separate process: the
+engine alone — no partition throttle, no fault injector, the ``Labkit.*`` controls answered as unknown
+operations, as DynamoDB Local answers them. The step's own script (read from the workflow, with the
+job's and the step's environment and GitHub's ``bash -e``) runs in an empty folder, so a recipe that
+would fail on a runner fails here first. About two minutes: marked ``slow`` (``python3 bootstrap.py
+test --slow``, which CI runs too).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import nbformat
@@ -27,13 +32,19 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "ci.yml"
 STEP = "notebooks against DynamoDB Local"
-#: What each lesson skips there, and why (printed by labkit.lab.engine_available).
-SKIPPED = {
-    "01_singleton_items": 0,
-    "02_uniqueness": 0,
-    "03_hot_keys_and_costs": 2,  # its throttling comes from labkit's partition model
-    "04_faults_and_retries": 2,  # a transaction held in flight; throttling by rule
-}
+
+
+def _lessons() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("lessons_meta", ROOT / "tools" / "lessons.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+#: What each lesson skips there, and why: its front matter's local_skips (printed by engine_available).
+SKIPPED: dict[str, tuple[str, ...]] = {lesson.name: lesson.local_skips for lesson in _lessons().lessons()}
 
 
 def _free_port() -> int:
@@ -84,11 +95,12 @@ def test_workflow_notebook_step__against_labkit_serve_dynamodb_local__every_less
     like_dynamodb_local: str, tmp_path: Path
 ) -> None:
     """The step's script, as GitHub runs it (bash -e, the job's env plus the step's, LABKIT_LOCAL_URL at the
-    stand-in), executes all four lessons; each asserts itself, and only the cells that need labkit's engine
-    say they were skipped, with the reason."""
+    stand-in): nbval passes on every notebook, and nbconvert executes every lesson; each asserts itself, and
+    exactly the cells its front matter lists say they were skipped, with that reason."""
     env, script = _step(yaml.safe_load(WORKFLOW.read_text()))
-    assert env["LABKIT_BACKEND"] == "local" and "jupyter nbconvert" in script
+    assert env["LABKIT_BACKEND"] == "local" and "jupyter nbconvert" in script and "--nbval-lax notebooks" in script
     (tmp_path / "notebooks").symlink_to(ROOT / "notebooks", target_is_directory=True)
+    (tmp_path / "conftest.py").symlink_to(ROOT / "conftest.py")  # the checkout's: stderr is never compared
     run_env = {
         **_clean_env(),
         **env,
@@ -99,6 +111,7 @@ def test_workflow_notebook_step__against_labkit_serve_dynamodb_local__every_less
         ["bash", "-e", "-c", script], cwd=tmp_path, env=run_env, capture_output=True, text=True, timeout=900
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
+    assert re.search(r"\b\d+ passed\b", done.stdout) and " failed" not in done.stdout, done.stdout[-3000:]
     executed = {p.stem: p for p in (tmp_path / "executed-notebooks").glob("*.ipynb")}
     assert sorted(executed) == sorted(SKIPPED)
     for name, path in executed.items():
@@ -106,5 +119,5 @@ def test_workflow_notebook_step__against_labkit_serve_dynamodb_local__every_less
         printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
         assert "backend=local" in printed, name
         skips = [line for line in printed.splitlines() if line.startswith("skipped on ")]
-        assert len(skips) == SKIPPED[name], f"{name}: {skips}"
-        assert all(line.startswith("skipped on DynamoDB Local (LABKIT_BACKEND=local): ") for line in skips)
+        prefix = "skipped on DynamoDB Local (LABKIT_BACKEND=local): "
+        assert sorted(skips) == sorted(prefix + why for why in SKIPPED[name]), f"{name}: {skips}"

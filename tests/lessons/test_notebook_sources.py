@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from types import ModuleType
 
 import nbformat
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -210,3 +212,23 @@ def test_lab_settings__jupytext_adds_no_launcher_item() -> None:
     on_by_default = {k for k, v in schema["properties"].items() if v.get("default") is True}
     overrides = json.loads((SETTINGS_DIR / "overrides.json").read_text())["jupyterlab-jupytext:plugin"]
     assert on_by_default and overrides == dict.fromkeys(on_by_default, False)
+
+
+ENGINE_ONLY = re.compile(r"""engine_available\(conn,\s*(["'])(.+?)\1\)""")
+
+
+@pytest.mark.parametrize("source", sorted((ROOT / "lessons").glob("[0-9][0-9]_*.md")), ids=lambda p: p.stem)
+def test_lesson_source__cells_skipping_on_dynamodb_local__are_its_front_matter_and_compare_no_output(
+    source: Path,
+) -> None:
+    """Each cell that guards a part with engine_available(conn, why) is listed, with that why, in the
+    lesson's front matter (local_skips); and none is a # NBVAL_CHECK_OUTPUT cell, since on DynamoDB Local
+    it prints why it skips where the committed output is the engine's."""
+    text = source.read_text(encoding="utf-8")
+    cells = re.findall(r"```\{code-cell\}\n(.*?)```", text, re.S)
+    guarded = [cell for cell in cells if ENGINE_ONLY.search(cell)]
+    whys = [m[2] for cell in guarded for m in ENGINE_ONLY.finditer(cell)]
+    header = yaml.safe_load(text.split("\n---\n", 1)[0].removeprefix("---\n"))
+    assert sorted(header["labkit"]["local_skips"] or []) == sorted(whys), f"{source.name}: front matter local_skips"
+    checked = [cell.splitlines()[0] for cell in guarded if "# NBVAL_CHECK_OUTPUT" in cell.splitlines()]
+    assert not checked, f"{source.name}: a cell that skips on DynamoDB Local compares its output: {checked}"

@@ -1,18 +1,21 @@
 # mypy: disable-error-code="no-untyped-call"
-"""tools/reading_time.py: what a lesson's stated time is computed from."""
+"""tools/reading_time.py and tools/lessons.py: what a lesson's stated time is computed from, and where it is stated."""
 
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-TOOLS = Path(__file__).resolve().parents[2] / "tools"
+ROOT = Path(__file__).resolve().parents[2]
+TOOLS = ROOT / "tools"
 
 
 def load(name: str) -> ModuleType:
@@ -24,15 +27,21 @@ def load(name: str) -> ModuleType:
     return module
 
 
+RT, META = load("reading_time"), load("lessons")
+LESSONS = META.lessons()
+
+
 def test_measure__optional_section_then_summary__split_into_core_and_optional(tmp_path: Path) -> None:
-    """Words, code lines (imports skipped) and output lines land in core or optional by heading; the
-    estimate is words/100 + code lines/10 + output lines/20 minutes (figures and cells are not timed)."""
-    rt = load("reading_time")
+    """Words, code lines (imports too, magics not), output lines, figures and Predict prompts land in
+    core or optional by heading; the estimate is words/130 + code/5 + output/15 + 1 per figure and prompt."""
     code = new_code_cell("import os\nfrom x import (\n    a,\n)\n%matplotlib inline\nprint(1)\n\nprint(2)")
-    code.outputs = [new_output("stream", name="stdout", text="one\ntwo\n")]
+    code.outputs = [
+        new_output("stream", name="stdout", text="one\ntwo\n\n"),
+        new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"}),
+    ]
     nb = new_notebook(
         cells=[
-            new_markdown_cell("# Title\n\nfour words of prose"),  # 5 words (the # is not one)
+            new_markdown_cell("# Title\n\nfour words of prose\n\n> 🔮 **Predict:** how many?"),  # 9 words, 1 prompt
             code,
             new_markdown_cell("## Optional A · deep\n\nextra words here\n\n```\nx = 1\n```"),
             new_code_cell("y = 2"),
@@ -41,50 +50,47 @@ def test_measure__optional_section_then_summary__split_into_core_and_optional(tm
     )
     path = tmp_path / "lesson.ipynb"
     nbformat.write(nb, path)
-    core, optional = rt.measure(str(path))
-    assert (core.words, core.code_lines, core.output_lines, core.cells) == (9, 2, 2, 1)
+    core, optional = RT.measure(str(path))
+    assert (core.words, core.code_lines, core.output_lines, core.figures, core.predicts) == (12, 6, 2, 1, 1)
     assert (optional.words, optional.code_lines, optional.cells) == (6, 2, 1)
-    assert core.minutes() == 9 / 100 + 2 / 10 + 2 / 20
-    assert optional.minutes() == 6 / 100 + 2 / 10
+    assert core.minutes() == pytest.approx(12 / 130 + 6 / 5 + 2 / 15 + 1 + 1)
+    assert optional.minutes() == pytest.approx(6 / 130 + 2 / 5)
 
 
-def test_stated__first_cell__core_and_optional_minutes(tmp_path: Path) -> None:
-    """What the first screen says: "about **25 minutes**", "the *Optional* sections add about 10 minutes"."""
-    rt = load("reading_time")
-    path = tmp_path / "lesson.ipynb"
-    text = "# T\n\n**Time:** about **25 minutes** for the core path; the *Optional* sections add about 10 minutes."
-    nbformat.write(new_notebook(cells=[new_markdown_cell(text)]), path)
-    assert rt.stated(str(path)) == (25, 10)
-    nbformat.write(new_notebook(cells=[new_markdown_cell("# T\n\nno time")]), path)
-    assert rt.stated(str(path)) == (None, None)
+def test_lessons__front_matter__every_lesson_in_course_order() -> None:
+    """Each lessons/NN_*.md carries its labkit: block; the orders are 1..N and the notebooks exist."""
+    sources = sorted(p.stem for p in (ROOT / "lessons").glob("[0-9][0-9]_*.md"))
+    assert [lesson.name for lesson in LESSONS] == sources
+    assert [lesson.order for lesson in LESSONS] == list(range(1, len(sources) + 1))
+    assert all(lesson.notebook.exists() for lesson in LESSONS)
 
 
-LESSONS = sorted((TOOLS.parent / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-
-
-@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
-def test_lesson__core_path__fits_30_minutes_and_the_stated_time_is_within_20_percent(path: Path) -> None:
-    """Each lesson's core path is at most 30 minutes by the estimate, and its first screen states it:
-    stated and estimated core (and optional, when stated) times differ by at most 20 %."""
-    rt = load("reading_time")
-    core, optional = rt.measure(str(path))
-    said_core, said_optional = rt.stated(str(path))
-    assert said_core is not None, f"{path.name}: the first cell states no 'about **N minutes**'"
-    assert core.minutes() <= 30, f"{path.name}: the core path takes {core.minutes():.1f} min, more than 30"
-    assert abs(core.minutes() - said_core) <= 0.2 * said_core, (
-        f"{path.name}: core path {core.minutes():.1f} min by the estimate, stated {said_core}"
+def test_front_matter__missing_or_wrong_block__says_what_it_needs(tmp_path: Path) -> None:
+    """A source without the block, or with a key missing, is refused with the keys it needs."""
+    path = tmp_path / "05_x.md"
+    path.write_text("---\njupytext: {}\n---\n# x\n")
+    with pytest.raises(ValueError, match="needs a 'labkit:' block with exactly"):
+        META.read(path)
+    path.write_text(
+        "---\nlabkit:\n  order: 1\n  title: t\n  minutes: 0\n  optional_minutes: 5\n  local_skips: []\n---\n"
     )
-    if said_optional is not None:
-        assert abs(optional.minutes() - said_optional) <= max(0.2 * said_optional, 1), (
-            f"{path.name}: optional sections {optional.minutes():.1f} min by the estimate, stated {said_optional}"
-        )
+    with pytest.raises(ValueError, match="positive whole numbers"):
+        META.read(path)
 
 
-def test_lessons__all_four_measured() -> None:
-    """The parametrised check above covers the four lessons."""
-    assert [p.stem for p in LESSONS] == [
-        "01_singleton_items",
-        "02_uniqueness",
-        "03_hot_keys_and_costs",
-        "04_faults_and_retries",
-    ]
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.name)
+def test_lesson__core_path__at_most_45_minutes_and_stated_within_15_percent(lesson: Any) -> None:
+    """Each lesson's core path is at most 45 minutes by the estimate; its front matter states it within 15 %
+    (the optional sections too), and the first screen says the same minutes."""
+    core, optional = RT.measure(str(lesson.notebook))
+    minutes, optional_minutes = lesson.minutes, lesson.optional_minutes
+    assert core.minutes() <= 45, f"{lesson.name}: the core path takes {core.minutes():.1f} min, more than 45"
+    assert abs(core.minutes() - minutes) <= 0.15 * minutes, (
+        f"{lesson.name}: core path {core.minutes():.1f} min by the estimate, stated {minutes}"
+    )
+    assert abs(optional.minutes() - optional_minutes) <= 0.15 * optional_minutes, (
+        f"{lesson.name}: optional sections {optional.minutes():.1f} min by the estimate, stated {optional_minutes}"
+    )
+    first = nbformat.read(lesson.notebook, as_version=4).cells[0].source
+    assert RT.stated(str(lesson.notebook)) == minutes
+    assert re.search(rf"\*Optional\* sections add about {optional_minutes} minutes", first), first[:600]

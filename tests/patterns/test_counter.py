@@ -122,9 +122,12 @@ def test_choose_shards__bad_input__validation_error(kwargs: dict[str, Any], matc
 
 
 def test_tradeoffs__more_shards__less_per_shard_more_read_units() -> None:
-    """Write spread falls as 1/N; read units grow as N (0.5 eventual, 1 strong per small item)."""
-    df = tradeoffs(400, (1, 4, 16), scale=0.05)
-    assert list(df["writes_per_shard_per_s"]) == [400.0, 100.0, 25.0]
-    assert list(df["throttles"]) == [True, True, False]
-    assert list(df["read_units_eventual"]) == [0.5, 2.0, 8.0]
-    assert list(df["read_units_strong"]) == [1.0, 4.0, 16.0]
+    """Write spread falls as 1/N; read units grow as N (0.5 eventual, 1 strong per small item); the plan
+    column applies choose_shards' rule: at most half the limit is within plan, up to the limit has no
+    headroom (8 shards at a share of exactly 1.00 is not a plan), above it throttles."""
+    df = tradeoffs(400, (1, 4, 8, 16), scale=0.05)
+    assert list(df["writes_per_shard_per_s"]) == [400.0, 100.0, 50.0, 25.0]
+    assert list(df["plan"]) == ["throttles", "throttles", "no headroom", "within plan"]
+    assert choose_shards(400, scale=0.05) == 16 and df.loc[df["shards"] == 16, "plan"].item() == "within plan"
+    assert list(df["read_units_eventual"]) == [0.5, 2.0, 4.0, 8.0]
+    assert list(df["read_units_strong"]) == [1.0, 4.0, 8.0, 16.0]

@@ -1,29 +1,28 @@
-"""The pytest plugin points every DynamoDB client of the session at the lab, and cleans up after tests.
+"""The pytest plugin routes each labkit test's DynamoDB calls to the lab, leaves the others alone, cleans up.
 
-The first test is the one a team lives: docs/ci.md's example test modules copied into an EMPTY
-folder and run with a plain ``python -m pytest``, every AWS_* and LABKIT_* variable removed and
-HOME empty, as on a clean CI runner; the plugin loads through its installed entry point. The
-others run pytest in-process (pytester) with the plugin named by ``-p``.
+The tests a team lives run in a subprocess: docs/ci.md's example test modules, or a team's moto
+test, race test and plain test, copied into an EMPTY folder and run with a plain ``python -m
+pytest``, every AWS_* and LABKIT_* variable removed and HOME empty, as on a clean CI runner; the
+plugin loads through its installed entry point. The others run pytest in-process (pytester) with
+the plugin named by ``-p``.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from labkit.backend import Connection
 from labkit.pytest_plugin import ENV_ROUTED, choose_backend, user_endpoint
+from tests.plugin.conftest import run_pytest_in
 
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "ci.md"
-SCRUBBED = ("AWS_", "LABKIT_", "PYTEST_", "BOTO_")
 
 
 def doc_block(first_line: str) -> str:
@@ -32,28 +31,6 @@ def doc_block(first_line: str) -> str:
         if block.startswith(first_line + "\n"):
             return str(block)
     raise AssertionError(f"docs/ci.md has no python block starting with {first_line!r}")
-
-
-def clean_runner_env(home: Path) -> dict[str, str]:
-    """The environment of a clean CI runner: no AWS, labkit or pytest variables, an empty HOME, and
-    ``CI=true`` as every hosted runner sets it (pytest then prints untruncated explanations)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED)}
-    env["HOME"] = str(home)
-    env["CI"] = "true"
-    return env
-
-
-def run_pytest_in(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    home = folder.parent / "home"
-    home.mkdir(exist_ok=True)
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-        cwd=folder,
-        env=clean_runner_env(home),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def failure_sections(out: str) -> dict[str, str]:
@@ -110,20 +87,280 @@ def test_empty_folder__docs_examples_as_written__pass_with_the_races_as_xfail(tm
     assert "3 passed, 3 xfailed" in as_written.stdout
 
 
-def test_run_that_never_touches_dynamodb__builds_no_engine(tmp_path: Path) -> None:
-    """Routing binds a port and sets the variables; moto is imported only when DynamoDB is used."""
-    folder = tmp_path / "plain"
+# --------------------------------------------------------------- a team's suite: moto, races, plain tests
+
+TEAM_SHOP = """\
+# shop.py: the team's code, unchanged
+import boto3
+
+orders = boto3.resource("dynamodb", region_name="eu-west-1").Table("orders")  # at import time
+
+
+def reserve_read_modify_write(order_id, quantity):
+    order = orders.get_item(Key={"order_id": order_id}, ConsistentRead=True)["Item"]
+    orders.put_item(Item={**order, "reserved": order["reserved"] + quantity})
+
+
+def reserve(order_id, quantity):
+    orders.update_item(Key={"order_id": order_id}, UpdateExpression="ADD reserved :q",
+                       ExpressionAttributeValues={":q": quantity})
+"""
+
+TEAM_RACE = """\
+# tests/test_order_races.py: a labkit race test of the module-level Table
+import os
+
+import boto3
+import pytest
+
+import shop
+from labkit.races import explore
+
+
+@pytest.fixture
+def orders_table():
+    boto3.client("dynamodb", region_name="eu-west-1").create_table(
+        TableName="orders", BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "order_id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "order_id", "AttributeType": "S"}])
+
+
+@pytest.mark.parametrize("reserve", [
+    pytest.param(shop.reserve_read_modify_write, marks=pytest.mark.xfail(strict=True, reason="loses one")),
+    shop.reserve,
+])
+def test_two_reservations_at_once__both_land(labkit_conn, orders_table, reserve):
+    assert shop.orders.meta.client.meta.endpoint_url == "https://dynamodb.eu-west-1.amazonaws.com"
+    assert "AWS_ENDPOINT_URL_DYNAMODB" not in os.environ and "AWS_ACCESS_KEY_ID" not in os.environ
+
+    def setup():
+        shop.orders.put_item(Item={"order_id": "o1", "reserved": 0})
+
+    def both_land(res):
+        reserved = shop.orders.get_item(Key={"order_id": "o1"}, ConsistentRead=True)["Item"]["reserved"]
+        assert reserved == 3, f"reserved {reserved}, expected 3"
+
+    result = explore({"A": lambda: reserve("o1", 1), "B": lambda: reserve("o1", 2)},
+                     conn=labkit_conn, setup=setup, invariant=both_land)
+    assert result.passed, result.summary()
+"""
+
+TEAM_MOTO = """\
+# tests/test_orders_moto.py: the team's unit test with moto, as most Python teams write them
+import boto3
+from moto import mock_aws
+
+
+@mock_aws
+def test_orders_table_with_moto():
+    client = boto3.client("dynamodb", region_name="eu-west-1")
+    client.create_table(TableName="orders", BillingMode="PAY_PER_REQUEST",
+                        KeySchema=[{"AttributeName": "order_id", "KeyType": "HASH"}],
+                        AttributeDefinitions=[{"AttributeName": "order_id", "AttributeType": "S"}])
+    client.put_item(TableName="orders", Item={"order_id": {"S": "o1"}, "reserved": {"N": "5"}})
+    assert client.list_tables()["TableNames"] == ["orders"]
+    assert client.get_item(TableName="orders", Key={"order_id": {"S": "o1"}})["Item"]["reserved"] == {"N": "5"}
+
+
+@mock_aws
+def test_an_empty_account_with_moto():
+    assert boto3.client("dynamodb", region_name="eu-west-1").list_tables()["TableNames"] == []
+"""
+
+TEAM_PLAIN = '''\
+# tests/test_plain.py: no DynamoDB, and a call meant for real AWS
+import os
+
+import boto3
+import pytest
+from botocore.exceptions import NoCredentialsError
+
+
+def test_prices_add_up():
+    assert sum([1, 2]) == 3
+    assert not {"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ACCESS_KEY_ID", "AWS_DEFAULT_REGION"} & set(os.environ)
+
+
+def test_a_real_aws_call__left_to_aws():
+    """This runner has no credentials: botocore says so; labkit neither routed the call nor lent it any."""
+    with pytest.raises(NoCredentialsError):
+        boto3.client("dynamodb", region_name="eu-west-1").list_tables()
+'''
+
+
+def mixed_team_folder(tmp_path: Path) -> Path:
+    """An empty folder with a team's code (a module-level Table), its race, moto and plain tests."""
+    folder = tmp_path / "shop"
+    (folder / "tests").mkdir(parents=True)
+    (folder / "shop.py").write_text(TEAM_SHOP)
+    (folder / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["."]\n')
+    for name, text in (("test_order_races", TEAM_RACE), ("test_orders_moto", TEAM_MOTO), ("test_plain", TEAM_PLAIN)):
+        (folder / "tests" / f"{name}.py").write_text(text)
+    return folder
+
+
+ORDERS = {
+    "races first": ["tests/test_order_races.py", "tests/test_orders_moto.py", "tests/test_plain.py"],
+    "moto first": ["tests/test_orders_moto.py", "tests/test_order_races.py", "tests/test_plain.py"],
+    "plain first, moto last": ["tests/test_plain.py", "tests/test_order_races.py", "tests/test_orders_moto.py"],
+    "two xdist workers": ["-n", "2", "tests"],
+}
+
+
+#: The fast loop runs the first and the xdist order; the slow checks (CI) all of them.
+SLOW_ORDERS = ("moto first", "plain first, moto last")
+
+
+@pytest.mark.parametrize(
+    "order", [pytest.param(order, marks=[pytest.mark.slow] if order in SLOW_ORDERS else []) for order in ORDERS]
+)
+def test_team_suite__moto_race_and_plain_tests__pass_together_in_any_order(tmp_path: Path, order: str) -> None:
+    """One pytest call, no AWS variables: moto's mock_aws tests, a labkit race test of a module-level
+    boto3 Table (routed per test: its lost update found, its ADD proved) and plain tests (a real-AWS
+    call left to AWS) all pass, whichever runs first, and under pytest-xdist."""
+    done = run_pytest_in(mixed_team_folder(tmp_path), "-q", "-rxX", *ORDERS[order])
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert re.search(r"\b5 passed, 1 xfailed\b", out), out
+    assert "XFAIL tests/test_order_races.py::test_two_reservations_at_once__both_land[reserve_read_modify_write]" in out
+
+
+@pytest.mark.slow
+def test_team_suite__race_found_with_the_xfail_off__replayable(tmp_path: Path) -> None:
+    """The same suite with --runxfail: the read-modify-write fails with the order that loses one, the rest pass."""
+    done = run_pytest_in(mixed_team_folder(tmp_path), "-q", "--runxfail", "tests")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 failed, 5 passed" in done.stdout
+    assert re.search(r"FAILED after \d+ run\(s\) \(exhaustive\): reserved [12], expected 3", done.stdout)
+    assert re.search(r"replay: run_interleaving\(actors, '[AB] [AB] [AB] [AB]', conn=conn\)", done.stdout)
+
+
+def test_xdist__each_worker_routes_to_its_own_endpoint(tmp_path: Path) -> None:
+    """Under -n 2 every worker has its own embedded endpoint, and its labkit tests' calls go there."""
+    folder = tmp_path / "workers"
     folder.mkdir()
-    (folder / "test_plain.py").write_text(
-        "import os, sys, threading\n"
-        "def test_plain():\n"
-        "    assert os.environ['AWS_ENDPOINT_URL_DYNAMODB'].startswith('http://127.0.0.1:')\n"
-        "    assert os.environ['AWS_ACCESS_KEY_ID'] == 'labkit' and os.environ['AWS_DEFAULT_REGION'] == 'us-east-1'\n"
-        "    assert 'moto' not in sys.modules and 'uvicorn' not in sys.modules\n"
-        "    assert 'labkit-endpoint' not in [t.name for t in threading.enumerate()]\n"
+    out = tmp_path / "endpoints"
+    out.mkdir()
+    (folder / "test_where.py").write_text(
+        "import os, pathlib, boto3, pytest\n"
+        "@pytest.mark.labkit\n"
+        "def test_where():\n"
+        "    client = boto3.client('dynamodb', region_name='eu-west-1')\n"
+        "    seen = []\n"
+        "    client.meta.events.register('before-send.dynamodb', lambda request, **_: seen.append(request.url))\n"
+        "    client.list_tables()\n"
+        f"    (pathlib.Path({str(out)!r}) / os.environ['PYTEST_XDIST_WORKER']).write_text(seen[0])\n"
     )
-    result = run_pytest_in(folder, "-q")
-    assert result.returncode == 0, result.stdout + result.stderr
+    done = run_pytest_in(folder, "-q", "-n", "2", "--dist", "each")
+    assert done.returncode == 0, done.stdout + done.stderr
+    urls = {p.name: p.read_text() for p in out.iterdir()}
+    assert sorted(urls) == ["gw0", "gw1"]
+    assert all(re.fullmatch(r"http://127\.0\.0\.1:\d+/", url) for url in urls.values()), urls
+    assert urls["gw0"] != urls["gw1"]
+
+
+MOTO_IN_A_LABKIT_TEST = """
+import boto3
+from moto import mock_aws
+
+
+@mock_aws
+def test_mocked_and_routed(labkit_conn):
+    boto3.client("dynamodb", region_name="us-east-1").list_tables()
+
+
+@mock_aws
+def test_mocked_only():
+    assert boto3.client("dynamodb", region_name="us-east-1").list_tables()["TableNames"] == []
+"""
+
+
+def test_moto_mock_active_in_a_labkit_test__one_clear_error__only_there(tmp_path: Path) -> None:
+    """mock_aws in a test that uses labkit_conn fails saying why; the plain moto test beside it passes."""
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "test_moto.py").write_text(MOTO_IN_A_LABKIT_TEST)
+    done = run_pytest_in(folder, "-q")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 failed, 1 passed" in done.stdout
+    failures = failure_sections(done.stdout)
+    assert list(failures) == ["test_mocked_and_routed"]
+    assert (
+        "ConfigurationError: moto's mock_aws is active in a test that labkit routes (it uses labkit_conn): "
+        "labkit sends its DynamoDB calls to http://127.0.0.1:"
+    ) in failures["test_mocked_and_routed"]
+    assert "so this ListTables would not reach moto's mock" in failures["test_mocked_and_routed"]
+
+
+def test_labkit_test__dummy_credentials_and_region_only_when_none__signed_for_the_lab(tmp_path: Path) -> None:
+    """On a runner with no credentials or region: a labkit test gets a default region for its duration and
+    its routed calls are signed with labkit's dummy key for the lab's host; a client with keys of its own
+    signs with them; the plain tests before and after see no region and no credentials."""
+    folder = tmp_path / "creds"
+    folder.mkdir()
+    (folder / "test_creds.py").write_text(
+        """
+import os
+
+import boto3
+import pytest
+
+
+def sent(client):
+    seen = []
+    client.meta.events.register("before-send.dynamodb", lambda request, **_: seen.append(request))
+    client.list_tables()
+    return seen[0]
+
+
+def test_before():
+    assert "AWS_DEFAULT_REGION" not in os.environ
+
+
+@pytest.mark.labkit
+def test_routed():
+    assert os.environ["AWS_DEFAULT_REGION"] == "us-east-1"
+    anonymous = sent(boto3.client("dynamodb"))
+    assert anonymous.url.startswith("http://127.0.0.1:")
+    assert anonymous.headers["Authorization"].startswith(b"AWS4-HMAC-SHA256 Credential=labkit/")
+    assert b"/us-east-1/dynamodb/aws4_request" in anonymous.headers["Authorization"]
+    own = sent(boto3.client("dynamodb", region_name="eu-west-1", aws_access_key_id="team-key",
+                            aws_secret_access_key="team-secret"))
+    assert own.url.startswith("http://127.0.0.1:")
+    assert own.headers["Authorization"].startswith(b"AWS4-HMAC-SHA256 Credential=team-key/")
+
+
+def test_after():
+    assert "AWS_DEFAULT_REGION" not in os.environ and "AWS_ACCESS_KEY_ID" not in os.environ
+"""
+    )
+    done = run_pytest_in(folder, "-q")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 passed" in done.stdout
+
+
+def test_labkit_test__a_client_with_its_own_foreign_endpoint__refused_in_an_actor(tmp_path: Path) -> None:
+    """Inside a labkit test a client given its own endpoint_url is not rerouted; the race lab refuses it."""
+    folder = tmp_path / "foreign"
+    folder.mkdir()
+    (folder / "test_foreign.py").write_text(
+        """
+import boto3
+from labkit.races import explore
+
+foreign = boto3.client("dynamodb", endpoint_url="http://127.0.0.1:9", region_name="us-east-1")
+
+
+def test_foreign(labkit_conn):
+    explore({"A": lambda: foreign.list_tables(), "B": lambda: labkit_conn.client.list_tables()},
+            conn=labkit_conn, setup=lambda: None, invariant=lambda res: None)
+"""
+    )
+    done = run_pytest_in(folder, "-q")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        "actor 'A' made a DynamoDB call (ListTables) on a client whose endpoint is http://127.0.0.1:9, not the lab's"
+    ) in done.stdout
 
 
 # --------------------------------------------------------------- in-process runs
@@ -132,8 +369,10 @@ def test_run_that_never_touches_dynamodb__builds_no_engine(tmp_path: Path) -> No
 @pytest.fixture
 def inner(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    for var in ("LABKIT_BACKEND", "LABKIT_ENDPOINT_URL", "LABKIT_TEST_BACKEND", "AWS_ENDPOINT_URL"):
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # nothing off loopback (see clean_runner_env)
+    for var in ("LABKIT_BACKEND", "LABKIT_ENDPOINT_URL", "LABKIT_TEST_BACKEND", "AWS_ENDPOINT_URL", ENV_ROUTED):
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
     return pytester
 
 
@@ -141,69 +380,131 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest("-p", "labkit.pytest_plugin", "-p", "no:cacheprovider", *args)
 
 
-def test_routing__variables_restored_when_pytest_ends(inner: pytest.Pytester) -> None:
-    """After the run, every variable the plugin set is back to what it was."""
+def test_environment_routing__variables_set_for_the_session_and_restored_when_pytest_ends(
+    inner: pytest.Pytester,
+) -> None:
+    """--labkit-routing environment: AWS_ENDPOINT_URL_DYNAMODB (and dummies) for every test; all restored after."""
     before = {k: v for k, v in os.environ.items() if k.startswith(("AWS_", "LABKIT_"))}
-    inner.makepyfile(test_x="import os\ndef test_x():\n    assert os.environ['AWS_ENDPOINT_URL_DYNAMODB']\n")
-    run(inner).assert_outcomes(passed=1)
+    inner.makepyfile(
+        test_x="""
+        import os
+        def test_x():
+            assert os.environ['AWS_ENDPOINT_URL_DYNAMODB'].startswith('http://127.0.0.1:')
+            assert os.environ['AWS_ACCESS_KEY_ID'] == 'labkit' and os.environ['AWS_DEFAULT_REGION'] == 'us-east-1'
+        """
+    )
+    run(inner, "--labkit-routing", "environment").assert_outcomes(passed=1)
     assert {k: v for k, v in os.environ.items() if k.startswith(("AWS_", "LABKIT_"))} == before
 
 
-def test_routing__tables_made_in_a_test_dropped__module_fixture_and_import_time_tables_kept(
+def test_environment_routing__a_subprocess_inherits_the_endpoint(inner: pytest.Pytester) -> None:
+    """What the environment mode is for: a program a test starts reaches the lab too."""
+    inner.makeini("[pytest]\nlabkit_routing = environment\n")
+    inner.makepyfile(
+        test_child="""
+        import subprocess, sys
+        CHILD = "import boto3; print(boto3.client('dynamodb').list_tables()['TableNames'])"
+
+        def test_child():
+            import boto3
+            boto3.client("dynamodb").create_table(TableName="child-sees-me", BillingMode="PAY_PER_REQUEST",
+                KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
+                AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"}])
+            out = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, check=True)
+            assert "child-sees-me" in out.stdout
+        """
+    )
+    run(inner).assert_outcomes(passed=1)
+
+
+TABLES = """
+import boto3, pytest
+
+client = boto3.client("dynamodb", region_name="eu-west-1")
+SCHEMA = dict(BillingMode="PAY_PER_REQUEST", KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
+              AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"}])
+%(at_import)s
+
+def names():
+    return set(client.list_tables()["TableNames"])
+
+@pytest.fixture(scope="module")
+def shared():
+    client.create_table(TableName="module-wide", **SCHEMA)
+    yield
+    client.delete_table(TableName="module-wide")  # torn down after test_three, a plain test: still routed
+
+@pytest.fixture
+def mine():
+    client.create_table(TableName="per-test-fixture", **SCHEMA)
+
+@pytest.mark.labkit
+def test_one(shared, mine):
+    client.create_table(TableName="in-body", **SCHEMA)
+    assert {%(kept)s"module-wide", "per-test-fixture", "in-body"} <= names()
+
+@pytest.mark.labkit
+def test_two(shared):
+    assert {%(kept)s"module-wide"} <= names()
+    assert not {"per-test-fixture", "in-body"} & names()
+    client.create_table(TableName="in-body", **SCHEMA)  # free again: no ResourceInUseException
+
+def test_three():
+    pass
+"""
+
+
+def test_routing__tables_made_in_a_labkit_test_dropped__module_fixture_tables_kept_and_torn_down_routed(
     inner: pytest.Pytester,
 ) -> None:
-    """A table a test (or its function fixture) creates is gone after it; module-scoped and import-time ones stay."""
+    """A table a labkit test (or its function fixture) creates is gone after it; a module-scoped one stays,
+    and its teardown, run after the plain test_three, still reaches the lab."""
+    inner.makepyfile(test_tables=TABLES % {"at_import": "", "kept": ""})
+    run(inner).assert_outcomes(passed=3)
+
+
+def test_routing__every_test_with_the_option__import_time_calls_routed_and_their_tables_kept(
+    inner: pytest.Pytester,
+) -> None:
+    """--labkit-backend embedded routes from startup: a table created at import time is made on the lab, kept."""
+    at_import = 'client.create_table(TableName="at-import", **SCHEMA)'
+    inner.makepyfile(test_tables=TABLES % {"at_import": at_import, "kept": '"at-import", '})
+    run(inner, "--labkit-backend", "embedded").assert_outcomes(passed=3)
+
+
+def test_routing__aws_backend__routes_nothing_and_drops_nothing(inner: pytest.Pytester) -> None:
+    """--labkit-backend aws leaves the environment and every client alone, and drops no table."""
     inner.makepyfile(
-        test_tables="""
-        import boto3, pytest
+        test_x="""
+        import os
+        import labkit.routing
+        from labkit import pytest_plugin
 
-        client = boto3.client("dynamodb", region_name="eu-west-1")
-        SCHEMA = dict(BillingMode="PAY_PER_REQUEST", KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
-                      AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"}])
-        client.create_table(TableName="at-import", **SCHEMA)
-
-        def names():
-            return set(client.list_tables()["TableNames"])
-
-        @pytest.fixture(scope="module")
-        def shared():
-            client.create_table(TableName="module-wide", **SCHEMA)
-
-        @pytest.fixture
-        def mine():
-            client.create_table(TableName="per-test-fixture", **SCHEMA)
-
-        def test_one(shared, mine):
-            client.create_table(TableName="in-body", **SCHEMA)
-            assert {"at-import", "module-wide", "per-test-fixture", "in-body"} <= names()
-
-        def test_two(shared):
-            assert {"at-import", "module-wide"} <= names()
-            assert not {"per-test-fixture", "in-body"} & names()
-            client.create_table(TableName="in-body", **SCHEMA)  # free again: no ResourceInUseException
-    """
+        def test_x(request):
+            assert 'AWS_ENDPOINT_URL_DYNAMODB' not in os.environ and 'AWS_DEFAULT_REGION' not in os.environ
+            assert labkit.routing.current() is None
+            state = request.config.stash[pytest_plugin._STATE]
+            assert state.backend == "aws" and state.every_test and state.tracker is None
+        """
     )
-    run(inner).assert_outcomes(passed=2)
-
-
-def test_routing__aws_backend__changes_nothing(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    """--labkit-backend aws leaves the environment and the clients alone."""
-    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
-    monkeypatch.delenv(ENV_ROUTED, raising=False)
-    inner.makepyfile(test_x="import os\ndef test_x():\n    assert 'AWS_ENDPOINT_URL_DYNAMODB' not in os.environ\n")
     run(inner, "--labkit-backend", "aws").assert_outcomes(passed=1)
 
 
-def test_routing__backend_url__every_client_goes_there(inner: pytest.Pytester, conn: Connection) -> None:
-    """--labkit-backend http://...: clients created without an endpoint (a module-level resource) go to it."""
+def test_routing__backend_url__a_module_level_resource_without_region_goes_there(
+    inner: pytest.Pytester, conn: Connection
+) -> None:
+    """--labkit-backend http://...: a resource created at import time with no region and no endpoint reaches it."""
     inner.makepyfile(
         test_url=f"""
-        import os, boto3
-        table = boto3.resource("dynamodb").Table("t")
+        import boto3
+        table = boto3.resource("dynamodb").Table("t-url")
 
         def test_url(labkit_conn):
-            assert os.environ["AWS_ENDPOINT_URL_DYNAMODB"] == "{conn.endpoint_url}"
-            assert table.meta.client.meta.endpoint_url == "{conn.endpoint_url}"
+            assert table.meta.client.meta.endpoint_url == "https://dynamodb.us-east-1.amazonaws.com"
+            table.meta.client.create_table(TableName="t-url", BillingMode="PAY_PER_REQUEST",
+                KeySchema=[{{"AttributeName": "k", "KeyType": "HASH"}}],
+                AttributeDefinitions=[{{"AttributeName": "k", "AttributeType": "S"}}])
+            assert "t-url" in labkit_conn.client.list_tables()["TableNames"]
             assert labkit_conn.endpoint_url == "{conn.endpoint_url}"
         """
     )
@@ -215,7 +516,6 @@ def test_routing__endpoint_already_configured__followed_not_overridden(
 ) -> None:
     """A team that already sets AWS_ENDPOINT_URL_DYNAMODB (its DynamoDB Local) keeps it; labkit_conn goes there."""
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", f"{conn.endpoint_url}/")
-    monkeypatch.delenv(ENV_ROUTED, raising=False)
     inner.makepyfile(
         test_x=f"""
         import os
@@ -227,49 +527,72 @@ def test_routing__endpoint_already_configured__followed_not_overridden(
     run(inner).assert_outcomes(passed=1)
 
 
-def test_choose_backend__option_then_labkit_backend_then_the_users_endpoint_then_embedded() -> None:
+def test_choose_backend__option_then_ini_then_labkit_backend_then_the_users_endpoint_then_embedded() -> None:
     """The order the backend is chosen in; an endpoint labkit itself set (a parent process) is not the user's."""
-    assert choose_backend("local", {"LABKIT_BACKEND": "aws"}) == "local"
+    assert choose_backend("local", {"LABKIT_BACKEND": "aws"}, "aws") == "local"
+    assert choose_backend(None, {"LABKIT_BACKEND": "aws"}, "local") == "local"
     assert choose_backend(None, {"LABKIT_BACKEND": "aws", "AWS_ENDPOINT_URL": "http://x:1"}) == "aws"
     assert choose_backend(None, {"AWS_ENDPOINT_URL": "http://x:1/"}) == "http://x:1"
     inherited = {"AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:5", ENV_ROUTED: "http://127.0.0.1:5"}
     assert user_endpoint(inherited) is None and choose_backend(None, inherited) == "embedded"
     with pytest.raises(pytest.UsageError, match="LABKIT_BACKEND: unknown labkit backend 'nope'"):
         choose_backend(None, {"LABKIT_BACKEND": "nope"})
+    with pytest.raises(pytest.UsageError, match=r"labkit_backend \(ini option\): unknown labkit backend 'nope'"):
+        choose_backend(None, {}, "nope")
 
 
-def test_routing__none__no_routing_and_labkit_conn_refused(
-    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+def test_routing__none__nothing_routed__labkit_conn_and_the_marker_refused_naming_both(
+    inner: pytest.Pytester,
 ) -> None:
-    """--labkit-backend none: labkit stays out; asking for labkit_conn says why it cannot be had."""
-    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
-    monkeypatch.delenv(ENV_ROUTED, raising=False)
+    """--labkit-backend none: labkit stays out; a test asking for labkit_conn or the marker says why it cannot."""
     inner.makepyfile(
         test_x="""
-        import os
+        import os, pytest
         def test_free():
             assert "AWS_ENDPOINT_URL_DYNAMODB" not in os.environ
         def test_conn(labkit_conn):
             pass
+        @pytest.mark.labkit
+        def test_marked():
+            pass
         """
     )
     result = run(inner, "--labkit-backend", "none")
-    result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines(["*labkit_conn needs a backend, and this run has --labkit-backend none*"])
+    result.assert_outcomes(passed=1, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*labkit_conn needs a backend, and this run has --labkit-backend none (labkit off)*",
+            "*@pytest.mark.labkit needs a backend, and this run has --labkit-backend none (labkit off)*",
+        ]
+    )
 
 
-def test_routing__moto_mock_active__a_dynamodb_call_fails_saying_so(inner: pytest.Pytester) -> None:
-    """A session mixing moto's mock_aws with labkit's routing gets an error, not a silent switch of backend."""
+@pytest.mark.parametrize(
+    ("ini", "message"),
+    [
+        ("labkit_backend = embeded", "labkit_backend (ini option): unknown labkit backend 'embeded'"),
+        ("labkit_routing = session", "labkit_routing (ini option): unknown mode 'session'"),
+    ],
+)
+def test_ini__unknown_value__usage_error_at_startup(inner: pytest.Pytester, ini: str, message: str) -> None:
+    """A typo in the ini options stops pytest before it collects, naming the option."""
+    inner.makeini(f"[pytest]\n{ini}\n")
+    inner.makepyfile(test_x="def test_x():\n    pass\n")
+    result = run(inner)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{message}*"])
+
+
+def test_ini__labkit_backend__every_test_a_labkit_test(inner: pytest.Pytester) -> None:
+    """labkit_backend in the ini file does what --labkit-backend does: every test is routed."""
+    inner.makeini("[pytest]\nlabkit_backend = embedded\n")
     inner.makepyfile(
-        test_moto="""
-        import boto3
-        from moto import mock_aws
-
-        @mock_aws
-        def test_mocked():
-            boto3.client("dynamodb", region_name="us-east-1").list_tables()
+        test_x="""
+        import labkit.routing
+        def test_x():
+            route = labkit.routing.current()
+            assert route is not None and route.url.startswith("http://127.0.0.1:")
+            assert route.why == "labkit_backend = embedded (ini option) makes every test a labkit test"
         """
     )
-    result = run(inner)
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*moto's mock_aws is active, but labkit's pytest plugin points every DynamoDB*"])
+    run(inner).assert_outcomes(passed=1)

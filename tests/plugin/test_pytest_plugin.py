@@ -71,6 +71,7 @@ def test_points__atomic_add(labkit_conn):
 def inner(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """A pytester whose inner pytest loads only the labkit plugin (and what the test names)."""
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # no credential lookup off loopback
     for var in ("LABKIT_BACKEND", "LABKIT_ENDPOINT_URL", "LABKIT_TEST_BACKEND"):
         monkeypatch.delenv(var, raising=False)
     return pytester

@@ -1,0 +1,89 @@
+"""A change computed from what was read, guarded by the item's version, retried boundedly.
+
+Use it when the new value depends on the old one ("raise the limit by 10"). A change that does not
+(set ``signup_enabled`` to true) needs no guard: ``SET`` of that one attribute keeps every other
+writer's change (lesson 01 §7).
+
+Each attempt reads the item (strongly consistent), computes ``change(item)`` and writes it with
+``ConditionExpression: version = :read``. A refusal (``ConditionalCheckFailedException``: another
+writer got there first) or a ``TransactionConflictException`` means "not applied": back off with
+full jitter and try again, at most ``attempts`` writes, then raise :class:`RetriesExhausted` —
+never return as if it had worked.
+
+A lost answer (a read timeout, a dropped connection) means "maybe applied": botocore resends the
+same UpdateItem, which then meets *its own* write as a conflict, and a plain loop would apply the
+change a second time. So every write also records its ``op_id`` in the item (the last
+:data:`KEEP_OPS` of them): an attempt that finds its op_id there was applied, and returns. Pick one
+op_id per change (a uuid4), before the first attempt; reuse it only to retry that change.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from botocore.exceptions import ClientError, ConnectionClosedError, ReadTimeoutError
+
+NOT_APPLIED = {"ConditionalCheckFailedException", "TransactionConflictException"}
+KEEP_OPS = 10  # op_ids remembered in the item: more than the writers that can overtake one change
+
+
+class RetriesExhausted(Exception):
+    """Every attempt met another writer's change; nothing of this change was written."""
+
+
+def read(client: Any, table: str, key: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The item (strongly consistent) and the op_ids of the last changes written to it."""
+    item: dict[str, Any] | None = client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+    if item is None:
+        raise LookupError(f"no item at {key}: create it first (a Put with attribute_not_exists(PK))")
+    return item, [op["S"] for op in item.get("recent_ops", {"L": []})["L"]]
+
+
+def update(
+    client: Any,
+    table: str,
+    key: Mapping[str, Any],
+    change: Callable[[dict[str, Any]], dict[str, Any]],
+    *,
+    op_id: str,
+    attempts: int = 5,
+    base_delay: float = 0.05,
+) -> dict[str, Any]:
+    """Apply ``change`` (the item as read -> the attributes to SET, wire form) once; the item written."""
+    for attempt in range(1, attempts + 1):
+        item, done = read(client, table, key)
+        if op_id in done:
+            return item  # an earlier attempt was applied; its answer was lost
+        new = change(item)
+        names = {f"#a{i}": name for i, name in enumerate(new)}
+        values = {f":a{i}": value for i, value in enumerate(new.values())} | {
+            ":read": item["version"],
+            ":next": {"N": str(int(item["version"]["N"]) + 1)},
+            ":ops": {"L": [{"S": op} for op in [*done, op_id][-KEEP_OPS:]]},
+        }
+        sets = "".join(f"#a{i} = :a{i}, " for i in range(len(new)))
+        try:
+            answer = client.update_item(
+                TableName=table,
+                Key=key,
+                UpdateExpression=f"SET {sets}version = :next, recent_ops = :ops",
+                ConditionExpression="version = :read",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValues="ALL_NEW",
+            )
+            return dict(answer["Attributes"])
+        except (ReadTimeoutError, ConnectionClosedError):
+            continue  # maybe applied: the next read tells (our op_id is in the item, or not)
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] not in NOT_APPLIED:
+                raise
+            if attempt < attempts:  # no pointless sleep after the last attempt
+                time.sleep(random.uniform(0, base_delay * 2**attempt))
+    item, done = read(client, table, key)  # was the last attempt applied after all?
+    if op_id in done:
+        return item
+    raise RetriesExhausted(f"gave up after {attempts} attempt(s): another writer changed the item each time")

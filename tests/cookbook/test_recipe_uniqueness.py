@@ -1,0 +1,196 @@
+"""recipes/uniqueness.py, cancellation.py, conflicts.py: one account per email under every order and fault,
+the taken field named from its slot, conflicts retried — and their broken variants caught."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from labkit import uniqueness as uniq
+from labkit.backend import Connection
+from labkit.lab import recording
+from labkit.races import explore
+from labkit.table import reset_table
+from recipes.cancellation import SIGN_UP_FIELDS, ValueTaken, raise_taken, reason_codes
+from recipes.conflicts import ConflictRetriesExhausted, is_conflict, retry_conflicts
+from recipes.uniqueness import (
+    change_email_request,
+    delete_request,
+    marker_delete,
+    marker_put,
+    normalise,
+    read_account,
+    register_request,
+)
+from tests.cookbook.conftest import FAULTS, Runs, outcome
+
+EMAIL = "ada@lovelace.io"
+
+
+def sign_up(
+    client: Any,
+    table: str,
+    account_id: str,
+    username: str,
+    token: str,
+    *,
+    fields: Mapping[int, str] = SIGN_UP_FIELDS,
+    attempts: int = 3,
+) -> str:
+    """What a service does with the recipes: send the request (conflicts retried), name a taken value."""
+    request = register_request(table, account_id, EMAIL, username, token)
+    try:
+        retry_conflicts(lambda: client.transact_write_items(**request), attempts=attempts, base_delay=0.001)
+    except ClientError as exc:
+        raise_taken(exc, fields)
+        raise
+    return "created"
+
+
+def two_sign_ups(conn: Connection, client: Any, signer: Callable[..., str]) -> Any:
+    """A (ada) and B (countess) sign up with the same email at once."""
+    table, runs = conn.table_name, Runs()
+
+    def setup() -> None:
+        runs.next()
+        reset_table(conn)
+
+    def actor(name: str, username: str) -> Callable[[], Any]:
+        return lambda: outcome(
+            lambda: signer(client, table, f"{name}-id", username, runs.token(name)),
+            ValueTaken,
+            ConflictRetriesExhausted,
+        )
+
+    def one_account_and_the_loser_told_email(res: Any) -> None:
+        assert not res.errors, res.errors
+        answers = sorted((str(r) if isinstance(r, Exception) else r) for r in res.results.values())
+        assert answers == ["already taken: email", "created"], answers
+        items = uniq.table_items(conn.client, table)
+        assert int(items["PK"].str.startswith("ACCT#").sum()) == 1 and uniq.audit(conn.client, table).ok
+
+    actors = {"A": actor("A", "ada"), "B": actor("B", "countess")}
+    return explore(actors, conn=conn, setup=setup, invariant=one_account_and_the_loser_told_email, faults=FAULTS)
+
+
+@pytest.mark.slow  # the full proof, every order x every fault: CI runs it (the fast loop catches the broken variant)
+def test_sign_up__two_at_once_every_order_and_fault__one_account_the_other_told_email(
+    tconn: Connection, sdk: Any
+) -> None:
+    """Same email, every order, a lost answer (resent with the same token) or a conflict at each call."""
+    result = two_sign_ups(tconn, sdk, sign_up)
+    assert result.passed, result.summary()
+    assert "transaction-conflict" in result.guarantee
+
+
+def test_sign_up__slots_counted_from_one__names_the_wrong_field(tconn: Connection, sdk: Any) -> None:
+    """Broken: reading CancellationReasons as 1-based (email at 2) misses the taken email at slot 1."""
+    result = two_sign_ups(tconn, sdk, lambda *a: sign_up(*a, fields={2: "email", 3: "username"}))
+    assert not result.passed and "[None, ConditionalCheckFailed, None]" in (result.message or ""), result.summary()
+
+
+def test_sign_up__conflict_given_up_silently__caught(tconn: Connection, sdk: Any) -> None:
+    """Broken (the old countess loop): one attempt, and a conflict swallowed as if signed up."""
+
+    def swallows(client: Any, table: str, account_id: str, username: str, token: str) -> str:
+        try:
+            return sign_up(client, table, account_id, username, token, attempts=1)
+        except ConflictRetriesExhausted:
+            return "created"
+
+    result = two_sign_ups(tconn, sdk, swallows)
+    assert not result.passed and result.faults and "transaction-conflict" in result.faults[0], result.summary()
+
+
+def test_reason_codes__slot_0_is_the_account__none_is_the_string_none(tconn: Connection) -> None:
+    """The second sign-up for an email: reasons in request order from slot 0, "None" for a passing action."""
+    client, table = tconn.client, tconn.table_name
+    client.transact_write_items(**register_request(table, "a1", EMAIL, "ada", str(uuid.uuid4())))
+    with pytest.raises(ClientError) as cancelled:
+        client.transact_write_items(**register_request(table, "b1", EMAIL, "bob", str(uuid.uuid4())))
+    assert reason_codes(cancelled.value) == ["None", "ConditionalCheckFailed", "None"]
+    with pytest.raises(ValueTaken, match="already taken: email") as taken:
+        raise_taken(cancelled.value)
+    assert taken.value.fields == ["email"] and taken.value.__cause__ is cancelled.value
+
+
+def test_is_conflict__both_names__and_not_a_refused_condition() -> None:
+    """TransactionConflictException, or a cancellation with a TransactionConflict reason; nothing else."""
+
+    def error(code: str, reasons: list[str] | None = None) -> ClientError:
+        response: dict[str, Any] = {"Error": {"Code": code, "Message": "m"}}
+        if reasons is not None:
+            response["CancellationReasons"] = [{"Code": r} for r in reasons]
+        return ClientError(response, "TransactWriteItems")  # type: ignore[arg-type]
+
+    assert is_conflict(error("TransactionConflictException"))
+    assert is_conflict(error("TransactionCanceledException", ["None", "TransactionConflict"]))
+    assert not is_conflict(error("TransactionCanceledException", ["ConditionalCheckFailed", "None"]))
+    assert not is_conflict(error("ConditionalCheckFailedException")) and not is_conflict(ValueError("x"))
+
+
+def test_change_email_request__same_email__none__and_dynamodb_refuses_the_two_action_transaction(
+    tconn: Connection,
+) -> None:
+    """Point 7: a new email that normalises to the old one is nothing to change; sent anyway, its Put and
+    Delete name one item and DynamoDB answers ValidationException "Transaction request cannot include
+    multiple operations on one item" (the TransactWriteItems rule: no two actions on one item)."""
+    client: Any = tconn.client
+    table = tconn.table_name
+    client.transact_write_items(**register_request(table, "a1", EMAIL, "ada", str(uuid.uuid4())))
+    account = read_account(client, table, "a1")
+    assert account is not None and change_email_request(table, account, normalise(" Ada@Lovelace.IO "), "t") is None
+    # what the request would be without the early return: a Put and a Delete of one marker item
+    same = [marker_put(table, "EMAIL", "email", EMAIL, "a1"), marker_delete(table, "EMAIL", EMAIL, "a1")]
+    with pytest.raises(ClientError) as refused:
+        client.transact_write_items(TransactItems=same, ClientRequestToken=str(uuid.uuid4()))
+    assert refused.value.response["Error"] == {
+        "Code": "ValidationException",
+        "Message": "Transaction request cannot include multiple operations on one item",
+    }
+    assert uniq.audit(client, table).ok
+
+
+@pytest.mark.parametrize(
+    ("account_id", "email", "username", "emails"),
+    [("a1", "ada@lovelace.io", "ada", ["ada@babbage.io"]), ("ü-1", "zoë@école.fr", "zoë", ["zoe@ecole.fr", "z@x.io"])],
+)
+def test_recipes__register_change_delete__the_requests_labkit_sends(
+    tconn: Connection, account_id: str, email: str, username: str, emails: list[str]
+) -> None:
+    """The recipes' TransactWriteItems equal labkit.uniqueness's, action by action, but for the random token."""
+    client, table = tconn.new_client(), tconn.table_name
+
+    def with_recipes() -> None:
+        client.transact_write_items(**register_request(table, account_id, email, username, str(uuid.uuid4())))
+        for new in emails:
+            change = change_email_request(table, read_account(client, table, account_id) or {}, new, str(uuid.uuid4()))
+            assert change is not None
+            client.transact_write_items(**change)
+        client.transact_write_items(
+            **delete_request(table, read_account(client, table, account_id) or {}, str(uuid.uuid4()))
+        )
+
+    def with_labkit() -> None:
+        uniq.register(client, table, email=email, username=username, account_id=account_id)
+        for new in emails:
+            uniq.change_email(client, table, account_id, new)
+        uniq.delete_account(client, table, account_id)
+
+    sent = {}
+    for name, lifecycle in (("recipes", with_recipes), ("labkit", with_labkit)):
+        reset_table(tconn)
+        with recording(client) as sent[name]:
+            lifecycle()
+        assert uniq.table_items(client, table).empty, f"{name}: the delete left items behind"
+    assert len(sent["labkit"]) == 2 + len(emails) and sent["recipes"] == sent["labkit"]
+
+
+def test_normalise__the_policy_labkit_applies__on_plain_values() -> None:
+    """The recipe's normalise() gives labkit's spelling for values labkit accepts."""
+    for raw in (" Ada@Lovelace.io", "ＡＤＡ@lovelace.io", "ZOË@École.fr", "ada\u00a0"):
+        assert normalise(raw) == (uniq.normalise_email(raw) if "@" in raw else uniq.normalise_username(raw))

@@ -1,0 +1,491 @@
+"""The classic wrong answers to the workshop exercises, written the way learners write them.
+
+Plain boto3 calls; each is one of the mistakes the checker (labkit.exercises) must name.
+:data:`CATALOGUE` lists them with the exercise, the mistake's kind and words the verdict must use.
+"""
+
+# mypy: disable-error-code="no-untyped-def,no-untyped-call"
+# ruff: noqa: ANN001, ANN201, ARG001, E501
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from labkit.errors import ValueTaken
+from labkit.exercises.solutions import REFERENCE
+from labkit.uniqueness import account_key, marker_key, normalise_email, normalise_username
+
+KEY = {"PK": {"S": "SETTINGS#APP"}, "SK": {"S": "FLAGS#V1"}}
+
+
+def T(item):
+    return {k: {"S": v} for k, v in item.items()}
+
+
+# ---- raise-limit
+def rl_read_modify_write(client, table_name, by):
+    item = client.get_item(TableName=table_name, Key=KEY, ConsistentRead=True)["Item"]
+    item["rate_limit_per_minute"] = {"N": str(int(item["rate_limit_per_minute"]["N"]) + by)}
+    client.put_item(TableName=table_name, Item=item)
+
+
+def rl_rmw_update(client, table_name, by):
+    item = client.get_item(TableName=table_name, Key=KEY, ConsistentRead=True)["Item"]
+    client.update_item(
+        TableName=table_name,
+        Key=KEY,
+        UpdateExpression="SET rate_limit_per_minute = :n",
+        ExpressionAttributeValues={":n": {"N": str(int(item["rate_limit_per_minute"]["N"]) + by)}},
+    )
+
+
+def rl_condition_no_retry(client, table_name, by):
+    item = client.get_item(TableName=table_name, Key=KEY, ConsistentRead=True)["Item"]
+    client.update_item(
+        TableName=table_name,
+        Key=KEY,
+        UpdateExpression="SET rate_limit_per_minute = :n, #v = #v + :one",
+        ConditionExpression="#v = :read",
+        ExpressionAttributeNames={"#v": "version"},
+        ExpressionAttributeValues={
+            ":n": {"N": str(int(item["rate_limit_per_minute"]["N"]) + by)},
+            ":one": {"N": "1"},
+            ":read": item["version"],
+        },
+    )
+
+
+def rl_condition_swallowed(client, table_name, by):
+    try:  # noqa: SIM105 - as learners write it
+        rl_condition_no_retry(client, table_name, by)
+    except client.exceptions.ConditionalCheckFailedException:
+        pass
+
+
+def rl_version_never_bumped(client, table_name, by):
+    item = client.get_item(TableName=table_name, Key=KEY, ConsistentRead=True)["Item"]
+    client.update_item(
+        TableName=table_name,
+        Key=KEY,
+        UpdateExpression="SET rate_limit_per_minute = :n",
+        ConditionExpression="#v = :read",
+        ExpressionAttributeNames={"#v": "version"},
+        ExpressionAttributeValues={
+            ":n": {"N": str(int(item["rate_limit_per_minute"]["N"]) + by)},
+            ":read": item["version"],
+        },
+    )
+
+
+def rl_atomic_add(client, table_name, by):
+    client.update_item(
+        TableName=table_name,
+        Key=KEY,
+        UpdateExpression="ADD rate_limit_per_minute :by",
+        ExpressionAttributeValues={":by": {"N": str(by)}},
+    )
+
+
+# ---- unique-sign-up
+def _account(email, username):
+    i = uuid.uuid4().hex
+    return i, {**account_key(i), "id": i, "email": email, "username": username}
+
+
+def su_gsi_check(client, table_name, email, username):
+    email, username = normalise_email(email), normalise_username(username)
+    found = client.query(
+        TableName=table_name,
+        IndexName="email-index",
+        KeyConditionExpression="email = :e",
+        ExpressionAttributeValues={":e": {"S": email}},
+    )["Items"]
+    if found:
+        raise ValueTaken({"email": email})
+    i, acct = _account(email, username)
+    client.put_item(TableName=table_name, Item=T(acct))
+    return i
+
+
+def su_scan_check(client, table_name, email, username):
+    email, username = normalise_email(email), normalise_username(username)
+    found = client.scan(
+        TableName=table_name,
+        FilterExpression="email = :e OR username = :u",
+        ExpressionAttributeValues={":e": {"S": email}, ":u": {"S": username}},
+    )["Items"]
+    if found:
+        raise ValueTaken({"email": email})
+    i, acct = _account(email, username)
+    client.put_item(TableName=table_name, Item=T(acct))
+    return i
+
+
+def _markers(i, email, username):
+    return [
+        {**marker_key("EMAIL", email), "owner": i, "field": "email", "value": email},
+        {**marker_key("HANDLE", username), "owner": i, "field": "username", "value": username},
+    ]
+
+
+def su_txn_no_conditions(client, table_name, email, username):
+    email, username = normalise_email(email), normalise_username(username)
+    i, acct = _account(email, username)
+    client.transact_write_items(
+        TransactItems=[{"Put": {"TableName": table_name, "Item": T(x)}} for x in [acct, *_markers(i, email, username)]]
+    )
+    return i
+
+
+def su_separate_calls(client, table_name, email, username):
+    email, username = normalise_email(email), normalise_username(username)
+    i, acct = _account(email, username)
+    try:
+        for x in [*_markers(i, email, username), acct]:
+            client.put_item(TableName=table_name, Item=T(x), ConditionExpression="attribute_not_exists(PK)")
+    except client.exceptions.ConditionalCheckFailedException as exc:
+        raise ValueTaken({"email": email}) from exc
+    return i
+
+
+def su_no_normalisation(client, table_name, email, username):
+    i, acct = _account(email, username)
+    try:
+        client.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": table_name, "Item": T(x), "ConditionExpression": "attribute_not_exists(PK)"}}
+                for x in [acct, *_markers(i, email, username)]
+            ]
+        )
+    except client.exceptions.TransactionCanceledException as exc:
+        raise ValueTaken({"email": email}) from exc
+    return i
+
+
+# ---- change-email
+def _get(client, table_name, account_id):
+    return client.get_item(TableName=table_name, Key=T(account_key(account_id)), ConsistentRead=True)["Item"]
+
+
+def ce_old_marker_kept(client, table_name, account_id, new_email):
+    new_email = normalise_email(new_email)
+    try:
+        client.transact_write_items(
+            TransactItems=[
+                {
+                    "Update": {
+                        "TableName": table_name,
+                        "Key": T(account_key(account_id)),
+                        "UpdateExpression": "SET email = :e",
+                        "ExpressionAttributeValues": {":e": {"S": new_email}},
+                    }
+                },
+                {
+                    "Put": {
+                        "TableName": table_name,
+                        "Item": T(
+                            {
+                                **marker_key("EMAIL", new_email),
+                                "owner": account_id,
+                                "field": "email",
+                                "value": new_email,
+                            }
+                        ),
+                        "ConditionExpression": "attribute_not_exists(PK)",
+                    }
+                },
+            ]
+        )
+    except client.exceptions.TransactionCanceledException as exc:
+        raise ValueTaken({"email": new_email}) from exc
+
+
+def ce_txn_no_conditions(client, table_name, account_id, new_email):
+    new_email = normalise_email(new_email)
+    old = _get(client, table_name, account_id)["email"]["S"]
+    client.transact_write_items(
+        TransactItems=[
+            {
+                "Update": {
+                    "TableName": table_name,
+                    "Key": T(account_key(account_id)),
+                    "UpdateExpression": "SET email = :e",
+                    "ExpressionAttributeValues": {":e": {"S": new_email}},
+                }
+            },
+            {
+                "Put": {
+                    "TableName": table_name,
+                    "Item": T(
+                        {**marker_key("EMAIL", new_email), "owner": account_id, "field": "email", "value": new_email}
+                    ),
+                }
+            },
+            {"Delete": {"TableName": table_name, "Key": T(marker_key("EMAIL", old))}},
+        ]
+    )
+
+
+def ce_separate_calls(client, table_name, account_id, new_email):
+    new_email = normalise_email(new_email)
+    old = _get(client, table_name, account_id)["email"]["S"]
+    client.delete_item(TableName=table_name, Key=T(marker_key("EMAIL", old)))
+    try:
+        client.put_item(
+            TableName=table_name,
+            Item=T({**marker_key("EMAIL", new_email), "owner": account_id, "field": "email", "value": new_email}),
+            ConditionExpression="attribute_not_exists(PK)",
+        )
+    except client.exceptions.ConditionalCheckFailedException as exc:
+        raise ValueTaken({"email": new_email}) from exc
+    client.update_item(
+        TableName=table_name,
+        Key=T(account_key(account_id)),
+        UpdateExpression="SET email = :e",
+        ExpressionAttributeValues={":e": {"S": new_email}},
+    )
+
+
+def ce_no_normalisation(client, table_name, account_id, new_email):
+    if "@" not in new_email or "." not in new_email.split("@")[-1]:
+        from labkit.errors import ValidationError
+
+        raise ValidationError("bad email")
+    old = _get(client, table_name, account_id)["email"]["S"]
+    try:
+        client.transact_write_items(
+            TransactItems=[
+                {
+                    "Update": {
+                        "TableName": table_name,
+                        "Key": T(account_key(account_id)),
+                        "UpdateExpression": "SET email = :e",
+                        "ConditionExpression": "email = :old",
+                        "ExpressionAttributeValues": {":e": {"S": new_email}, ":old": {"S": old}},
+                    }
+                },
+                {
+                    "Put": {
+                        "TableName": table_name,
+                        "Item": T(
+                            {
+                                **marker_key("EMAIL", new_email),
+                                "owner": account_id,
+                                "field": "email",
+                                "value": new_email,
+                            }
+                        ),
+                        "ConditionExpression": "attribute_not_exists(PK)",
+                    }
+                },
+                {"Delete": {"TableName": table_name, "Key": T(marker_key("EMAIL", old))}},
+            ]
+        )
+    except client.exceptions.TransactionCanceledException as exc:
+        raise ValueTaken({"email": new_email}) from exc
+
+
+def ce_check_then_write_gsi(client, table_name, account_id, new_email):
+    new_email = normalise_email(new_email)
+    if client.query(
+        TableName=table_name,
+        IndexName="email-index",
+        KeyConditionExpression="email = :e",
+        ExpressionAttributeValues={":e": {"S": new_email}},
+    )["Items"]:
+        raise ValueTaken({"email": new_email})
+    old = _get(client, table_name, account_id)["email"]["S"]
+    client.transact_write_items(
+        TransactItems=[
+            {
+                "Update": {
+                    "TableName": table_name,
+                    "Key": T(account_key(account_id)),
+                    "UpdateExpression": "SET email = :e",
+                    "ExpressionAttributeValues": {":e": {"S": new_email}},
+                }
+            },
+            {
+                "Put": {
+                    "TableName": table_name,
+                    "Item": T(
+                        {**marker_key("EMAIL", new_email), "owner": account_id, "field": "email", "value": new_email}
+                    ),
+                }
+            },
+            {"Delete": {"TableName": table_name, "Key": T(marker_key("EMAIL", old))}},
+        ]
+    )
+
+
+def ce_guarded_separate_calls(client, table_name, account_id, new_email):
+    new_email = normalise_email(new_email)
+    old = _get(client, table_name, account_id)["email"]["S"]
+    try:
+        client.put_item(
+            TableName=table_name,
+            Item=T({**marker_key("EMAIL", new_email), "owner": account_id, "field": "email", "value": new_email}),
+            ConditionExpression="attribute_not_exists(PK)",
+        )
+    except client.exceptions.ConditionalCheckFailedException as exc:
+        raise ValueTaken({"email": new_email}) from exc
+    client.update_item(
+        TableName=table_name,
+        Key=T(account_key(account_id)),
+        UpdateExpression="SET email = :e",
+        ExpressionAttributeValues={":e": {"S": new_email}},
+    )
+    client.delete_item(TableName=table_name, Key=T(marker_key("EMAIL", old)))
+
+
+def ce_txn_guards_only_the_new_marker(client, table_name, account_id, new_email):
+    new_email = normalise_email(new_email)
+    old = _get(client, table_name, account_id)["email"]["S"]
+    try:
+        client.transact_write_items(
+            TransactItems=[
+                {
+                    "Update": {
+                        "TableName": table_name,
+                        "Key": T(account_key(account_id)),
+                        "UpdateExpression": "SET email = :e",
+                        "ExpressionAttributeValues": {":e": {"S": new_email}},
+                    }
+                },
+                {
+                    "Put": {
+                        "TableName": table_name,
+                        "ConditionExpression": "attribute_not_exists(PK)",
+                        "Item": T(
+                            {
+                                **marker_key("EMAIL", new_email),
+                                "owner": account_id,
+                                "field": "email",
+                                "value": new_email,
+                            }
+                        ),
+                    }
+                },
+                {"Delete": {"TableName": table_name, "Key": T(marker_key("EMAIL", old))}},
+            ]
+        )
+    except client.exceptions.TransactionCanceledException as exc:
+        raise ValueTaken({"email": new_email}) from exc
+
+
+def su_redundant_gsi_check(client, table_name, email, username):
+    client.query(
+        TableName=table_name,
+        IndexName="email-index",
+        KeyConditionExpression="email = :e",
+        ExpressionAttributeValues={":e": {"S": normalise_email(email)}},
+    )
+    return REFERENCE["unique-sign-up"](client, table_name, email, username)
+
+
+# ---- bad solutions
+def wrong_signature(client, by):
+    pass
+
+
+def hangs(client, table_name, by):
+    while True:
+        time.sleep(0.02)
+
+
+def deletes_table(client, table_name, by):
+    client.delete_table(TableName=table_name)
+
+
+def writes_outside(client, table_name, by):
+    client.put_item(TableName=table_name, Item={"PK": {"S": "HACK"}, "SK": {"S": "X"}})
+
+
+def stub(client, table_name, by):
+    raise NotImplementedError
+
+
+def crashes(client, table_name, by):
+    return 1 / 0
+
+
+def retries_without_reading(client, table_name, by):
+    item = client.get_item(TableName=table_name, Key=KEY, ConsistentRead=True)["Item"]
+    while True:  # never re-reads: once it loses, it loses for ever
+        try:
+            client.update_item(
+                TableName=table_name,
+                Key=KEY,
+                UpdateExpression="SET rate_limit_per_minute = :n, #v = #v + :one",
+                ConditionExpression="#v = :read",
+                ExpressionAttributeNames={"#v": "version"},
+                ExpressionAttributeValues={
+                    ":n": {"N": str(int(item["rate_limit_per_minute"]["N"]) + by)},
+                    ":one": {"N": "1"},
+                    ":read": item["version"],
+                },
+            )
+            return
+        except client.exceptions.ConditionalCheckFailedException:
+            continue
+
+
+def other_table(client, table_name, email, username):
+    client.put_item(TableName="labkit-lab", Item={"PK": {"S": "ACCT#x"}, "SK": {"S": "PROFILE"}})
+    return "x"
+
+
+def own_client(client, table_name, by):
+    import labkit
+
+    labkit.connect().client.update_item(
+        TableName=table_name,
+        Key=KEY,
+        UpdateExpression="ADD rate_limit_per_minute :by",
+        ExpressionAttributeValues={":by": {"N": str(by)}},
+    )
+
+
+def stub_change_email(client, table_name, account_id, new_email):
+    raise NotImplementedError
+
+
+def always_taken(client, table_name, email, username):
+    raise ValueTaken({"email": email})
+
+
+# ---------------------------------------------------------------- the catalogue
+
+CATALOGUE = [
+    ("raise-limit", rl_read_modify_write, "read-modify-write", "your PutItem wrote back the whole item as it was read"),
+    ("raise-limit", rl_rmw_update, "read-modify-write", "your UpdateItem SET the limit computed from what was read"),
+    (
+        "raise-limit",
+        rl_condition_no_retry,
+        "condition-without-retry",
+        "your function raised it: a condition with no retry",
+    ),
+    (
+        "raise-limit",
+        rl_condition_swallowed,
+        "condition-without-retry",
+        "returned as if it had worked: a condition with no retry",
+    ),
+    ("unique-sign-up", su_gsi_check, "check-then-write-gsi", "check-then-write through the GSI"),
+    ("unique-sign-up", su_scan_check, "check-then-write-scan", "check-then-write through a Scan"),
+    ("unique-sign-up", su_txn_no_conditions, "transaction-without-conditions", "a transaction without conditions"),
+    ("unique-sign-up", su_separate_calls, "separate-calls", "markers written in separate calls"),
+    ("unique-sign-up", su_no_normalisation, "missing-normalisation", "a missing normalisation"),
+    ("change-email", ce_old_marker_kept, "old-marker-kept", "an old marker never deleted"),
+    ("change-email", ce_txn_no_conditions, "transaction-without-conditions", "a transaction without conditions"),
+    ("change-email", ce_separate_calls, "separate-calls", "markers written in separate calls"),
+    ("change-email", ce_no_normalisation, "missing-normalisation", "a missing normalisation"),
+    ("change-email", ce_check_then_write_gsi, "check-then-write-gsi", "check-then-write through the GSI"),
+    (
+        "change-email",
+        ce_txn_guards_only_the_new_marker,
+        "transaction-without-conditions",
+        "still applies on top of a change made since your read",
+    ),
+]

@@ -1,0 +1,48 @@
+"""Helpers shared by the test files of faults/."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from labkit import uniqueness as U
+from labkit.backend import Connection
+from labkit.faults import (
+    set_endpoint_faults,
+)
+
+CONFLICT = {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}
+
+
+def item(pk: str, **attrs: str) -> dict[str, Any]:
+    return {"PK": {"S": pk}, "SK": {"S": "X"}, **{k: {"S": v} for k, v in attrs.items()}}
+
+
+def get(conn: Connection, pk: str) -> dict[str, Any] | None:
+    out = conn.client.get_item(TableName=conn.table_name, Key={"PK": {"S": pk}, "SK": {"S": "X"}}, ConsistentRead=True)
+    return out.get("Item")
+
+
+def signup(table: str, email: str, username: str) -> Callable[[Any], str]:
+    def actor(client: Any) -> str:
+        return U.register(client, table, email=email, username=username).account_id
+
+    return actor
+
+
+def injected(res: Any) -> list[str]:
+    return [v if isinstance(v, str) else "" for v in res.history["injected"]]
+
+
+@pytest.fixture
+def no_faults(tconn: Connection) -> Iterator[Connection]:
+    """The embedded endpoint with no fault rules before and after the test."""
+    set_endpoint_faults(tconn, None)
+    yield tconn
+    set_endpoint_faults(tconn, None)
+
+
+def client(conn: Connection, attempts: int = 1, mode: str = "standard") -> Any:
+    return conn.new_client(retries={"total_max_attempts": attempts, "mode": mode})

@@ -1,0 +1,264 @@
+"""Faults on purpose in the embedded endpoint: rules (labkit serve --faults), the Labkit.* controls, the token clock."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from labkit import uniqueness as U
+from labkit.backend import Connection
+from labkit.cli import main
+from labkit.errors import (
+    ConfigurationError,
+    StaleAccount,
+    TransactionConflict,
+    ValidationError,
+)
+from labkit.faults import (
+    FaultRule,
+    FaultRules,
+    advance_token_clock,
+    control,
+    endpoint_fault_log,
+    endpoint_faults,
+    load_rules,
+    set_endpoint_faults,
+)
+from tests.faults.conftest import CONFLICT, client, get, item
+
+# ---------------------------------------------------------------- endpoint rules
+
+
+def test_endpoint_rule__throttle_twice__sdk_retries_and_succeeds(no_faults: Connection) -> None:
+    """Two throttles on PutItem: a client with 3 attempts succeeds on the third (RetryAttempts 2)."""
+    table = no_faults.table_name
+    rule = {"operation": "PutItem", "table": table, "error": "ProvisionedThroughputExceededException", "count": 2}
+    with endpoint_faults(no_faults, [rule]):
+        out = client(no_faults, attempts=3).put_item(TableName=table, Item=item("P"))
+    assert out["ResponseMetadata"]["RetryAttempts"] == 2
+    assert [e["error"] for e in endpoint_fault_log(no_faults)][-2:] == ["ProvisionedThroughputExceededException"] * 2
+    assert get(no_faults, "P") == item("P")
+
+
+def test_endpoint_rule__throttle_without_retries__client_error_and_nothing_written(no_faults: Connection) -> None:
+    """Without retries the caller sees ProvisionedThroughputExceededException (400); nothing written."""
+    table = no_faults.table_name
+    rule = {"operation": "PutItem", "table": table, "error": "ProvisionedThroughputExceededException"}
+    with endpoint_faults(no_faults, [rule]), pytest.raises(ClientError) as exc:
+        client(no_faults).put_item(TableName=table, Item=item("P"))
+    assert exc.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
+    assert exc.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    assert get(no_faults, "P") is None
+
+
+def test_endpoint_rule__internal_error_apply_first__written_and_500(no_faults: Connection) -> None:
+    """apply_first: the request is applied, then answered with InternalServerError (HTTP 500)."""
+    table = no_faults.table_name
+    rule = {"operation": "PutItem", "table": table, "error": "InternalServerError", "apply_first": True}
+    with endpoint_faults(no_faults, [rule]), pytest.raises(ClientError) as exc:
+        client(no_faults).put_item(TableName=table, Item=item("P"))
+    assert exc.value.response["ResponseMetadata"]["HTTPStatusCode"] == 500
+    assert get(no_faults, "P") == item("P")
+
+
+def test_endpoint_rule__transaction_conflict__register_retries_to_success(no_faults: Connection) -> None:
+    """A TransactionConflict rule (once) cancels the sign-up; labkit raises TransactionConflict;
+    the resend of the same Registration succeeds."""
+    table = no_faults.table_name
+    reg = U.prepare_registration(email="ada@lovelace.io", username="ada")
+    with endpoint_faults(
+        no_faults,
+        [{"operation": "TransactWriteItems", "table": table, "error": "TransactionConflict", "item": 1, "count": 1}],
+    ):
+        with pytest.raises(TransactionConflict) as exc:
+            U.submit(client(no_faults), table, reg)
+        assert exc.value.reasons == ({"Code": "None"}, CONFLICT, {"Code": "None"})
+        U.submit(client(no_faults), table, reg)
+    assert U.audit(no_faults.client, table).ok
+
+
+def test_endpoint_rule__key__only_that_partition(no_faults: Connection) -> None:
+    """A rule with a key fires only for requests touching that partition key value."""
+    table = no_faults.table_name
+    with endpoint_faults(no_faults, [{"operation": "*", "table": table, "key": "HOT", "error": "ThrottlingException"}]):
+        client(no_faults).put_item(TableName=table, Item=item("COLD"))
+        with pytest.raises(ClientError, match="ThrottlingException"):
+            client(no_faults).put_item(TableName=table, Item=item("HOT"))
+
+
+def test_endpoint_rule__probability_with_seed__same_storm_every_time(no_faults: Connection) -> None:
+    """probability + seed: the same requests meet the same faults on every run."""
+    table = no_faults.table_name
+
+    def storm() -> list[bool]:
+        failed = []
+        with endpoint_faults(
+            no_faults,
+            {
+                "seed": 42,
+                "rules": [{"operation": "GetItem", "table": table, "error": "ThrottlingException", "probability": 0.5}],
+            },
+        ):
+            c = client(no_faults)
+            for _ in range(20):
+                try:
+                    c.get_item(TableName=table, Key={"PK": {"S": "P"}, "SK": {"S": "X"}})
+                    failed.append(False)
+                except ClientError:
+                    failed.append(True)
+        return failed
+
+    first, second = storm(), storm()
+    assert first == second
+    assert 0 < sum(first) < 20
+
+
+def test_advance_token_clock__resend_after_window__applied_again_is_refused(no_faults: Connection) -> None:
+    """Within 10 minutes a resend is a no-op; after them the same request is new, and the
+    registration's guards refuse it: StaleAccount 'already exists'."""
+    table = no_faults.table_name
+    reg = U.prepare_registration(email="ada@lovelace.io", username="ada")
+    U.submit(no_faults.client, table, reg)
+    advance_token_clock(no_faults, 599)
+    U.submit(no_faults.client, table, reg)  # still remembered
+    advance_token_clock(no_faults, 2)
+    with pytest.raises(StaleAccount, match="already exists"):
+        U.submit(no_faults.client, table, reg)
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ({"operation": "PutIt", "error": "ThrottlingException"}, "unknown operation 'PutIt'.*did you mean 'PutItem'"),
+        ({"operation": "PutItem", "error": "Boom"}, "unknown error 'Boom'"),
+        (
+            {"operation": "PutItem", "error": "ThrottlingException", "probability": 1.5},
+            "probability must be a number from 0 to 1, not 1.5",
+        ),
+        (
+            {"operation": "PutItem", "error": "ThrottlingException", "probability": -0.1},
+            "probability must be a number from 0 to 1, not -0.1",
+        ),
+        ({"operation": "PutItem", "error": "ThrottlingException", "count": 0}, "count must be an int >= 1, not 0"),
+        ({"operation": "GetItem", "error": "TransactionConflict"}, "never answers GetItem with a transaction conflict"),
+        ({"operation": "PutItem", "error": "ThrottlingException", "tabel": "x"}, "unknown field.*tabel"),
+        ({"error": "ThrottlingException"}, "needs operation"),
+    ],
+)
+def test_fault_rules__bad_rule__validation_error(rule: dict[str, Any], message: str) -> None:
+    """A rule DynamoDB could never produce, or a typo, is refused with what to fix."""
+    with pytest.raises(ValidationError, match=message):
+        FaultRules.parse({"rules": [rule]})
+
+
+def test_set_endpoint_faults__bad_rule__refused_and_old_rules_kept(no_faults: Connection) -> None:
+    """A bad rule set is refused before it reaches the endpoint; the control operation also
+    refuses one sent by hand (400 ValidationException)."""
+    table = no_faults.table_name
+    set_endpoint_faults(no_faults, [{"operation": "PutItem", "table": table, "error": "ThrottlingException"}])
+    with pytest.raises(ValidationError, match="probability"):
+        set_endpoint_faults(no_faults, [{"operation": "PutItem", "error": "ThrottlingException", "probability": 2}])
+    with pytest.raises(ValidationError, match="probability"):
+        control(
+            str(no_faults.endpoint_url),
+            "SetFaults",
+            {"rules": [{"operation": "PutItem", "error": "ThrottlingException", "probability": 2}]},
+        )
+    assert len(control(str(no_faults.endpoint_url), "GetFaults", {})["rules"]) == 1
+
+
+def test_control__unknown_operation__validation_error_naming_the_known_ones(no_faults: Connection) -> None:
+    """Labkit.* targets the endpoint does not know are a 400 (UnknownOperationException) naming the ones it does."""
+    with pytest.raises(ValidationError, match="Labkit.SetFaults"):
+        control(str(no_faults.endpoint_url), "DropTables", {})
+
+
+def test_endpoint_faults__not_embedded__configuration_error() -> None:
+    """Endpoint rules need the embedded endpoint; the message points at race-lab faults."""
+    local = Connection("local", "http://127.0.0.1:1", "us-east-1")
+    with pytest.raises(ConfigurationError, match="race lab's per-call faults"):
+        set_endpoint_faults(local, [])
+
+
+def test_load_rules__file__parsed(tmp_path: Path) -> None:
+    """A JSON faults file loads into FaultRules."""
+    path = tmp_path / "faults.json"
+    path.write_text(
+        json.dumps({"seed": 3, "rules": [{"operation": "*", "error": "InternalServerError", "probability": 0.1}]})
+    )
+    rules = load_rules(path)
+    assert rules == FaultRules((FaultRule("*", "InternalServerError", probability=0.1),), 3)
+
+
+def test_load_rules__not_json__error_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "faults.json"
+    path.write_text("rules: [")
+    with pytest.raises(ValidationError, match=f"faults file {path} is not valid JSON"):
+        load_rules(path)
+    with pytest.raises(ConfigurationError, match="cannot read faults file"):
+        load_rules(tmp_path / "missing.json")
+
+
+def test_serve__bad_faults_file__exit_2_before_listening(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`labkit serve --faults` with a bad rule fails in one line, before anything listens."""
+    path = tmp_path / "faults.json"
+    path.write_text(json.dumps([{"operation": "PutItem", "error": "ThrottlingException", "probability": 7}]))
+    assert main(["serve", "--port", "1", "--faults", str(path)]) == 2
+    assert "probability must be a number from 0 to 1, not 7" in capsys.readouterr().err
+
+
+def test_serve__faults_file__aws_client_sees_the_faults(tmp_path: Path) -> None:
+    """`labkit serve --faults FILE`: a plain boto3 client (as the AWS CLI) gets the injected error."""
+    path = tmp_path / "faults.json"
+    path.write_text(json.dumps({"rules": [{"operation": "ListTables", "error": "InternalServerError"}]}))
+    out = subprocess.run(
+        [sys.executable, "-m", "labkit", "serve", "--faults", str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 2 and "unknown operation 'ListTables'" in out.stderr
+    path.write_text(json.dumps({"rules": [{"operation": "GetItem", "error": "ServiceUnavailable"}]}))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LABKIT_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "labkit", "serve", "--port", str(port), "--faults", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        assert "1 rule(s)" in proc.stdout.readline()
+        assert "listening on" in proc.stdout.readline()
+        aws = boto3.client(
+            "dynamodb",
+            endpoint_url=f"http://127.0.0.1:{port}",
+            region_name="us-east-1",
+            aws_access_key_id="x",
+            aws_secret_access_key="x",
+            config=Config(retries={"total_max_attempts": 1}),
+        )
+        aws.create_table(
+            TableName="labkit-t",
+            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )  # control plane: never faulted
+        with pytest.raises(ClientError) as exc:
+            aws.get_item(TableName="labkit-t", Key={"PK": {"S": "a"}})
+        assert exc.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
+        assert exc.value.response["Error"]["Code"] == "ServiceUnavailable"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
