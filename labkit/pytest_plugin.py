@@ -41,7 +41,7 @@ Tables
     scope. On ``aws`` labkit deletes only the ``labkit_conn`` tables it created itself.
 ``--labkit-artifacts DIR``
     A failing test whose ``explore`` failed writes the failing run's ``<test id>.race.json`` and
-    ``<test id>.timeline.png`` there (:mod:`labkit.races.artifacts`), named in the report.
+    ``<test id>.timeline.png`` there (:mod:`labkit.artifacts`), named in the report.
 ``labkit_conn``
     a :class:`labkit.Connection` whose ``table_name`` is a fresh, empty lab table named
     ``labkit-t-<hex>`` (PK/SK strings, the ``email-index`` GSI), deleted after the test.
@@ -96,7 +96,7 @@ ENDPOINT_VARS = ("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL")
 #: worker, a pytest run in a subprocess) that inherits the variables knows they were labkit's.
 ENV_ROUTED = "LABKIT_ROUTED_URL"
 #: Where ``--labkit-artifacts`` gets its writer (the race lab's; imported only when the option is given).
-ARTIFACTS_MODULE = "labkit.races.artifacts"
+ARTIFACTS_MODULE = "labkit.artifacts"
 _STATE = pytest.StashKey["LabkitSession"]()
 _TEST_ROUTE = pytest.StashKey["Route | None"]()
 

@@ -96,7 +96,14 @@ FAULT_NAMES: dict[str, Callable[[], Fault]] = {
     "internal-error-applied": lambda: ServerError(applied=True),
     "hold": Hold,
 }
-_SPEC = re.compile(r"^\s*(?P<actor>[^\s:]+?)(?P<n>\d+)\s*:\s*(?P<name>[a-z-]+)(?:\((?P<arg>\d+)\))?\s*$")
+#: ``B2: lose-response``; a thread an actor starts (a sub-actor) takes a ``#``: ``A.1#2: lose-response``.
+_SPEC = re.compile(r"^\s*(?P<actor>[^\s:#]+?)#?(?P<n>\d+)\s*:\s*(?P<name>[a-z-]+)(?:\((?P<arg>\d+)\))?\s*$")
+
+
+def call_point(actor: str, n: int) -> str:
+    """How faults name an actor's n-th call: ``B2``, or ``A.1#2`` for a sub-actor (its name ends in a digit)."""
+    return f"{actor}#{n}" if actor[-1:].isdigit() else f"{actor}{n}"
+
 
 FaultSpec = Mapping[str, Mapping[int, Fault]] | Sequence[str]
 

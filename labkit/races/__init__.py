@@ -29,33 +29,43 @@ be followed — an unknown actor, an actor that returns or fails before taking a
 an actor that raises anything else, a turn not taken within ``timeout`` — raises
 :class:`~labkit.errors.RaceError` and never hangs.
 
-Modules, lowest first: ``types`` (actor and op types), ``keys`` (call keys), ``history`` (the
-history frame and the checks on it: overwrites, lost updates), ``intercept`` (the one interception
-point and the thread -> actor binding), ``gate`` (what a run does with a call: hold it, record it),
-``interleave`` (one forced order), ``orders`` (counting and enumerating orders; every
-order), ``stress`` (threads/processes, sweeps); then :func:`explore`: ``calls`` (an explored run's
-calls, conflicts, and the ``OrderRunner`` protocol), ``runner`` (the one place an explored order
-runs) and ``strategies`` (exhaustive, DPOR, PCT) — the last two never import each other — and
-``scenarios`` (the faults explore places at each call point) and ``explore`` (picks a strategy,
-builds the verdict). The race lab imports no lesson; lessons import
-nothing from here.
+Threads and pool tasks an actor starts are *sub-actors* (``A.1``, ``A.2`` in start order) with
+turns of their own: the gate chooses who goes next only when every thread of the run stands
+still, so a run never depends on which thread the operating system ran first.
+
+Modules, lowest first: ``types`` (actor and op types), ``keys`` (call keys, for people),
+``identity`` (which items a call touches, from the table's key schema), ``history`` (the
+history frame and the checks on it: overwrites, lost updates), ``gate`` (what a run does with a
+call: hold it until chosen, record it; the run's tasks), ``interleave`` (one forced order),
+``orders`` (counting and enumerating orders; every order), ``stress`` (threads/processes,
+sweeps); then :func:`explore`: ``calls`` (an explored run's calls, conflicts, and the
+``OrderRunner`` protocol), ``runner`` (the one place an explored schedule runs) and
+``strategies`` (the ``Strategy`` protocol: exhaustive, DPOR, PCT) — the last two never import
+each other — ``scenarios`` (the faults explore places at each call point), ``shrink`` (the
+smallest counterexample), ``replay`` (replay files, listeners) and ``explore`` (composes the
+portfolio, builds the verdict). The interception point itself is on the floor
+(:mod:`labkit.intercept`). The race lab imports no lesson; lessons import nothing from here.
 """
 
 from __future__ import annotations
 
 from ..errors import error_code
-from .explore import Exploration, explore
+from .explore import Exploration, ExploreConfig, explore
 from .history import HISTORY_COLUMNS
 from .interleave import Interleaving, parse_order, run_interleaving
 from .keys import call_key
 from .orders import all_interleavings, count_calls, count_orders, interleavings
+from .replay import Replay, add_listener, load, remove_listener
 from .stress import STRESS_COLUMNS, stress, sweep
 
 __all__ = [
     "Exploration",
+    "ExploreConfig",
     "HISTORY_COLUMNS",
     "Interleaving",
+    "Replay",
     "STRESS_COLUMNS",
+    "add_listener",
     "all_interleavings",
     "call_key",
     "count_calls",
@@ -63,7 +73,9 @@ __all__ = [
     "error_code",
     "explore",
     "interleavings",
+    "load",
     "parse_order",
+    "remove_listener",
     "run_interleaving",
     "stress",
     "sweep",

@@ -4,42 +4,61 @@ This is the ground :mod:`~labkit.races.strategies` (exhaustive, DPOR, PCT) and
 :mod:`~labkit.races.runner` both stand on; neither imports the other. A strategy is handed a
 runner typed by :class:`OrderRunner` and calls ``runner.run(order, limit)``; the runner raises
 :class:`BudgetSpent` when the strategy has used the runs it was given.
+
+Two calls *conflict* when they come from the same task (program order), or touch a common item
+and at least one of them writes it — items named by the table's key schema
+(:mod:`~labkit.races.identity`), never by the attributes a request happens to carry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
-from .. import operations as ops
 from ..errors import RaceError
-from .interleave import Interleaving
+from .identity import TOKENS, Access, KeyNames, accesses, conflict
 
-#: Operations that only read; every other operation counts as a write.
-READS = ops.READS
-#: Operations whose call_key does not name items: they touch the whole table.
-WHOLE_TABLE = ops.WHOLE_TABLE | ops.BATCHES
+#: (region, table) -> the table's key attributes, or None when it cannot be described.
+SchemaLookup = Callable[[str | None, str], "KeyNames | None"]
 
 
 @dataclass(frozen=True)
 class Call:
-    """One DynamoDB call as exploration sees it: who made it, what, on which item(s)."""
+    """One DynamoDB call as exploration sees it: which task made it, what, on which items."""
 
     actor: str
     operation: str
+    #: the history's human-readable key (``call_key``): for messages only
     key: str
-    #: the item keys touched, or None for the whole table
-    keys: frozenset[str] | None
-    write: bool
+    touches: frozenset[Access]
+    #: calls of other tasks that had to come first (a start, a join, a notify): task -> how many
+    deps: tuple[tuple[str, int], ...] = field(default=(), compare=False)
+    #: the task's own number of this call (0-based)
+    seq: int = field(default=0, compare=False)
+    #: the ClientRequestTokens it sends (random per run in most code: not part of what the call is)
+    tokens: frozenset[str] = field(default=frozenset(), compare=False)
 
     @classmethod
-    def of(cls, actor: str, operation: str, key: str) -> Call:
-        """The call ``actor`` made: ``operation`` on the item(s) named by ``key`` (a call_key)."""
-        keys: frozenset[str] | None = None
-        if operation not in WHOLE_TABLE and key:
-            keys = frozenset(part.strip() for part in key.split(";") if part.strip())
-        return cls(actor, operation, key, keys or None, operation not in READS)
+    def of(cls, record: Mapping[str, Any], schemas: SchemaLookup) -> Call:
+        """The call a gated run recorded (operation, params, region, actor, key, deps)."""
+        region = record.get("region")
+        found = accesses(str(record["operation"]), record.get("params") or {}, lambda t: schemas(region, t))
+        tokens = frozenset(a.hash[1] for a in found if a.table == TOKENS and a.hash is not None)
+        deps = tuple(sorted((str(k), int(v)) for k, v in (record.get("deps") or {}).items() if v))
+        return cls(
+            str(record["actor"]),
+            str(record["operation"]),
+            str(record.get("key") or ""),
+            frozenset(a for a in found if a.table != TOKENS),
+            deps,
+            int(record.get("seq") or 0),
+            tokens,
+        )
+
+    @property
+    def write(self) -> bool:
+        return any(a.write for a in self.touches)
 
     def label(self) -> str:
         """``GetItem(ACCT#1/PROFILE)``, or the operation alone for a call without a key."""
@@ -47,29 +66,27 @@ class Call:
 
 
 def conflicts(a: Call, b: Call) -> bool:
-    """Same actor (program order), or the same item with at least one write."""
+    """Same task (program order), or a common item that at least one of the two writes."""
     if a.actor == b.actor:
         return True
-    if not (a.write or b.write):
-        return False
-    return a.keys is None or b.keys is None or bool(a.keys & b.keys)
+    return conflict(a.touches, b.touches) or bool(a.tokens & b.tokens)  # one token: DynamoDB's idempotency check
 
 
-def trace_of(res: Interleaving) -> list[Call]:
-    """The calls of one run, in turn order; every call must have been gated (given a turn)."""
-    h = res.history
-    free = h[h["turn"].isna()]
-    if len(free):
-        actor = str(free["actor"].iloc[0])
-        raise RaceError(
-            f"actor {actor!r} made more calls than explore gave it turns (order {res.label!r}); "
-            "a retry loop that never ends? Raise max_calls if the actor really makes that many."
-        )
-    rows = h.sort_values("turn")
-    return [
-        Call.of(str(a), str(op), str(k or ""))
-        for a, op, k in zip(rows["actor"], rows["operation"], rows["key"], strict=True)
-    ]
+@dataclass(frozen=True)
+class Trace:
+    """One explored run: its calls in turn order, and at each turn every waiting task's call.
+
+    ``enabled[i]`` maps each task that waited at turn i to the call it waited with (``calls[i]``
+    among them); it is empty for a turn the order forced before every task stood still (a
+    replayed prefix: the strategy knows those states from the runs that found them).
+    """
+
+    calls: list[Call]
+    enabled: list[dict[str, Call]]
+    turns: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.calls)
 
 
 def nondeterministic(prefix: Sequence[str], call: Call, before: Call | None) -> RaceError:
@@ -88,30 +105,30 @@ class BudgetSpent(Exception):
 
 
 class OrderRunner(Protocol):
-    """What a strategy needs: run an order, learn the calls it made, count the runs so far."""
+    """What a strategy needs: run a schedule, learn the calls it made, count the runs so far."""
 
     @property
     def runs(self) -> int:
         """How many runs have been made (by every strategy that used this runner)."""
         ...
 
-    def run(self, order: Sequence[str], limit: int, prefer: Sequence[str] = (), exact: bool = False) -> list[Call]:
-        """One real run of ``order`` and a continuation; the calls it made, in turn order.
+    def run(self, order: Sequence[str], limit: int, prefer: Sequence[str] = (), exact: bool = True) -> Trace:
+        """One real run: ``order`` first, then the waiting task ``prefer`` names first (else by name).
 
-        ``prefer``: actors to continue with first; ``exact``: every turn of ``order`` was a call
-        an earlier run made, so it must be taken. Raises :class:`BudgetSpent` once ``limit`` runs
+        ``exact``: every turn of ``order`` is a call an earlier run made after the same turns,
+        so each must be taken as given (otherwise a turn whose task cannot take it yet goes to
+        the next turn of the order that can). Raises :class:`BudgetSpent` once ``limit`` runs
         were made; raises whatever ends the exploration (a violated invariant) otherwise.
         """
         ...
 
 
 __all__ = [
-    "READS",
-    "WHOLE_TABLE",
     "BudgetSpent",
     "Call",
     "OrderRunner",
+    "SchemaLookup",
+    "Trace",
     "conflicts",
     "nondeterministic",
-    "trace_of",
 ]

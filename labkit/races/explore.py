@@ -2,68 +2,74 @@
 
 ``all_interleavings`` tries every order of the actors' DynamoDB calls, which is fine for two actors
 of two calls (6 orders) and hopeless soon after (3 x 3 calls: 1,680 orders; 3 x 4: 34,650).
-:func:`explore` runs the same real requests through the same gate (``run_interleaving``), but picks
-the orders it runs:
+:func:`explore` runs the same real requests through the same gate, but picks the schedules it
+runs, with one of the strategies of :mod:`~labkit.races.strategies`:
 
 ``exhaustive``
-    every order of the calls each actor makes alone (``count_calls``) — used while that number is
-    at most ``exhaustive_limit``. Guarantee: ``"all N orders explored"``.
+    every schedule the actors really have (a depth-first search over the tasks waiting at each
+    turn). Guarantee: ``"all N orders explored"``.
 ``dpor``
     dynamic partial-order reduction (source sets and sleep sets, Abdulla et al. 2014; the idea
-    tokio-rs/loom uses): two calls *conflict* when they come from different actors, touch the same
-    item key (``call_key``) and at least one of them writes. Orders that differ only in the
-    relative order of non-conflicting calls end in the same state, so one of them is enough.
-    Reads are GetItem, Query, Scan, BatchGetItem and TransactGetItems; every other operation
-    counts as a write. Query, Scan, batch calls and calls without a key touch the whole table.
-    Guarantee: ``"all non-equivalent orders explored (DPOR): N runs"``.
+    tokio-rs/loom uses): two calls *conflict* when they come from different tasks, touch a common
+    item — (table, hash key, range key) from the table's key schema, :mod:`~labkit.races.identity`
+    — and at least one of them writes it. Orders that differ only in the relative order of
+    non-conflicting calls end in the same state, so one of them is enough. Guarantee:
+    ``"all non-equivalent orders explored (DPOR): N runs"``.
 ``pct``
     seeded random sampling with at most ``depth - 1`` preemptions per run (probabilistic
-    concurrency testing, Burckhardt et al. 2010; awslabs/shuttle, Microsoft Coyote): a bug that
-    needs d - 1 preemptions is found by each run with probability at least 1 / (n k^(d-1)) for n
-    actors and k calls. Guarantee: ``"N sampled orders, seed S, depth d"`` — a sample, not a proof.
+    concurrency testing, Burckhardt et al. 2010; awslabs/shuttle, Microsoft Coyote). Guarantee:
+    ``"N sampled orders, seed S, depth d"`` — a sample, not a proof.
 
-``strategy="auto"`` uses exhaustive while the count is at most ``exhaustive_limit``, else DPOR
-with up to half the budget, and PCT with what is left if DPOR did not finish.
+``strategy="auto"`` is a portfolio: exhaustive search (half the budget) while the dry run's orders
+are at most ``exhaustive_limit``, then DPOR (a quarter) if the real schedules outgrew that, then
+PCT with what is left; with more orders, DPOR with half the budget, then PCT with what is left.
 
-Every run is one ``run_interleaving`` call with ``strict=False`` and an order long enough for every
-call an actor makes (``max_calls`` turns each after the explored prefix), so *every* call is gated.
-The counterexample is the order of all the calls that run took: ``run_interleaving(actors,
-result.counterexample, conn=conn)`` after ``setup()`` replays it exactly.
+Threads and pool tasks an actor starts are *sub-actors* (``A.1``, ``A.2`` in start order) with
+turns of their own, explored like any actor's (:mod:`~labkit.races.gate`). Every call is gated;
+the counterexample is the order of all the calls the failing run took, *shrunk* to the fewest
+context switches that still fail (:mod:`~labkit.races.shrink`; the order the search found is
+``result.original``): ``run_interleaving(actors, result.counterexample, conn=conn)`` after
+``setup()`` replays it exactly, and ``result.save(path)`` writes it to a replay file
+(:mod:`~labkit.races.replay`).
 
 ``faults=["lose-response", "transaction-conflict"]`` (any of :data:`~labkit.races.scenarios.EXPLORE_FAULTS`)
-explores each order once with no fault and once per *scenario*: one fault at one call point of
-one actor (:mod:`~labkit.races.scenarios`), injected by the race lab (:mod:`labkit.faults`). The
-strategy runs scenario after scenario (no fault first); exhaustive needs orders x scenarios runs
-and refuses a budget they overflow, DPOR explores each scenario's own calls (a retry a fault
-causes is one more call), PCT gives each scenario an equal share of what is left. The failing
-run's fault is ``result.faults``: ``run_interleaving(actors, result.counterexample, conn=conn,
+explores each schedule once with no fault and once per *scenario*: one fault at one call point of
+one task (:mod:`~labkit.races.scenarios`). The strategy runs scenario after scenario (no fault
+first); exhaustive and DPOR explore each scenario's own calls (a retry a fault causes is one more
+call), PCT gives each scenario an equal share of what is left. The failing run's fault is
+``result.faults``: ``run_interleaving(actors, result.counterexample, conn=conn,
 faults=list(result.faults))`` after ``setup()`` replays it.
 
 Actors must be deterministic: given the same answers from DynamoDB they make the same calls.
-:func:`explore` checks this on every run (the same order prefix must give the same calls) and
-raises :class:`~labkit.errors.RaceError` naming the actor and the step when it does not.
+:func:`explore` checks this on every run and raises :class:`~labkit.errors.RaceError` naming the
+actor and the step when it does not.
 
-This module only orchestrates: it checks the arguments, counts the orders, picks the strategy
-and its share of the budget, and builds the :class:`Exploration`. The runs happen in
-:class:`~labkit.races.runner.Runner` (the one place an order runs); the strategies live in
-:mod:`~labkit.races.strategies` and see the runner only through
-:class:`~labkit.races.calls.OrderRunner`, so neither imports the other.
+This module only orchestrates: it checks the arguments (:class:`ExploreConfig` holds the tuning
+knobs), counts the orders, composes the portfolio and gives each strategy its share of the
+budget, shrinks a failure, builds the :class:`Exploration` and tells the listeners. The runs
+happen in :class:`~labkit.races.runner.Runner`; the strategies see it only as an
+:class:`~labkit.races.calls.OrderRunner`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
 from ..validation import check_callable, check_choice, check_int, check_positive
-from .calls import READS, BudgetSpent, Call, conflicts
+from .calls import BudgetSpent, Call, conflicts
+from .gate import sub_actor_of
 from .interleave import Interleaving, check_actors
-from .orders import check_call_counts, count_calls, count_orders, solo_operations
+from .orders import check_call_counts, count_orders, solo_operations
+from .replay import save, tell
 from .runner import Runner, Violation
-from .scenarios import check_fault_names, describe, fault_scenarios
-from .strategies import dpor, exhaustive, pct
+from .scenarios import Scenario, check_fault_names, describe, fault_scenarios
+from .shrink import Shrunk, shrink
+from .strategies import DPOR, PCT, Coverage, Exhaustive, Strategy
 
 if TYPE_CHECKING:
     from ..backend import Connection
@@ -73,17 +79,55 @@ STRATEGIES = ("auto", "exhaustive", "dpor", "pct")
 
 
 @dataclass(frozen=True)
+class ExploreConfig:
+    """explore's tuning knobs, in one place (like loom's ``Builder``); every field is checked.
+
+    ``budget`` caps the exploration's runs; ``strategy`` picks one, or ``auto``'s portfolio;
+    ``seed`` and ``depth`` drive PCT; ``exhaustive_limit`` is the most dry-run orders ``auto``
+    searches exhaustively; ``max_calls`` caps the calls one task makes in one run; ``calls``
+    gives each actor's call count instead of a dry run; ``timeout`` bounds one run (seconds);
+    ``shrink_budget`` caps the runs shrinking a counterexample may make (0: do not shrink).
+    """
+
+    budget: int = 500
+    strategy: str = "auto"
+    seed: int = 0
+    depth: int = 3
+    exhaustive_limit: int = 100
+    max_calls: int = 20
+    calls: Mapping[str, int] | None = None
+    timeout: float = 10.0
+    shrink_budget: int = 60
+
+    def __post_init__(self) -> None:
+        check_int("budget", self.budget, least=1)
+        check_choice("strategy", self.strategy, STRATEGIES)
+        check_int("seed", self.seed, least=0)
+        check_int("depth", self.depth, least=1)
+        check_int("exhaustive_limit", self.exhaustive_limit, least=0)
+        check_int("max_calls", self.max_calls, least=1)
+        check_positive("timeout", self.timeout)
+        check_int("shrink_budget", self.shrink_budget, least=0)
+
+    def but(self, **changes: Any) -> ExploreConfig:
+        """A copy with ``changes`` (None values left out)."""
+        given = {k: v for k, v in changes.items() if v is not None}
+        return dataclasses.replace(self, **given) if given else self
+
+
+@dataclass(frozen=True)
 class Exploration:
     """What :func:`explore` found: a verdict, a replayable counterexample, and what it is worth."""
 
     passed: bool
-    #: the order of every call in the failing run (``"A B A C ..."``), or None when it passed
+    #: the order of every call in the failing run, shrunk (``"A B A B"``), or None when it passed
     counterexample: str | None
     runs: int
     guarantee: str
     strategy: str
-    #: every order of the dry-run call counts (what exhaustive search would run)
+    #: every order of the dry-run call counts (what exhaustive search of those counts would run)
     orders: int
+    #: each task's calls in the dry run (actors and the sub-actors they start)
     calls: dict[str, int]
     seed: int | None = None
     #: the invariant's message for the failing run
@@ -94,6 +138,14 @@ class Exploration:
     faults: tuple[str, ...] = ()
     #: how many fault scenarios each order was explored in (1: no faults asked for)
     scenarios: int = 1
+    #: the counterexample as the search found it, before shrinking, and its faults
+    original: str | None = None
+    original_faults: tuple[str, ...] = ()
+    #: what shrinking did (``"shrunk from 5 to 3 context switches in 7 run(s) of ..."``)
+    shrink: str | None = None
+    shrink_runs: int = 0
+    #: the actors' names
+    actors: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return self.passed
@@ -110,10 +162,15 @@ class Exploration:
             return f"passed: {self.guarantee}"
         faults = f", faults={list(self.faults)!r}" if self.faults else ""
         found = f" in {self.scenario}" if self.faults else ""
+        shrunk = f"\n  {self.shrink}" if self.shrink else ""
         return (
             f"FAILED after {self.runs} run(s) ({self.strategy}){found}: {self.message}\n"
-            f"  replay: run_interleaving(actors, {self.counterexample!r}, conn=conn{faults})"
+            f"  replay: run_interleaving(actors, {self.counterexample!r}, conn=conn{faults}){shrunk}"
         )
+
+    def save(self, path: str | Path) -> Path:
+        """Write the replay file (JSON) of this failure; ``labkit.races.load(path)`` reads it back."""
+        return save(self, path)
 
 
 def _check_explore_actors(actors: Mapping[str, Actor]) -> None:
@@ -122,151 +179,251 @@ def _check_explore_actors(actors: Mapping[str, Actor]) -> None:
     check_actors(actors)  # names and callables: the same rules as run_interleaving's
 
 
+@dataclass(frozen=True)
+class _Stage:
+    """One strategy of the portfolio and the runs it may use."""
+
+    strategy: Strategy
+    budget: int
+
+
+def _portfolio(config: ExploreConfig, calls: Mapping[str, int], total: int, n_scen: int) -> list[_Stage]:
+    """The strategies to run, in order, each with its share of the budget."""
+    pct = PCT(calls, config.depth, config.seed)
+    if config.strategy == "exhaustive":
+        return [_Stage(Exhaustive(), config.budget)]
+    if config.strategy == "dpor":
+        return [_Stage(DPOR(), config.budget)]
+    if config.strategy == "pct":
+        return [_Stage(pct, config.budget)]
+    half = max(config.budget // 2, 1)
+    if total * n_scen <= min(config.exhaustive_limit, config.budget):
+        # the real schedules may outgrow the dry run's count (retries): then DPOR, then a sample
+        return [_Stage(Exhaustive(), half), _Stage(DPOR(), max(config.budget // 4, 1)), _Stage(pct, config.budget)]
+    return [_Stage(DPOR(), half), _Stage(pct, config.budget)]
+
+
 def explore(
     actors: Mapping[str, Actor],
     *,
     conn: Connection,
     setup: Callable[[], Any] | None,
     invariant: Callable[[Interleaving], Any],
-    budget: int = 500,
-    seed: int = 0,
-    strategy: str = "auto",
-    exhaustive_limit: int = 100,
-    depth: int = 3,
-    max_calls: int = 20,
-    calls: Mapping[str, int] | None = None,
-    timeout: float = 10.0,
     faults: Sequence[str] | None = None,
+    budget: int | None = None,
+    strategy: str | None = None,
+    seed: int | None = None,
+    config: ExploreConfig | None = None,
 ) -> Exploration:
     """Run the actors in chosen orders until ``invariant`` fails or the guarantee is reached.
 
     ``setup()`` runs before every order and must put the table back into the same state.
     ``invariant(res)`` judges one run (an :class:`~labkit.races.Interleaving`): it fails by
     returning ``False`` or raising ``AssertionError`` (its message becomes ``.message``); anything
-    else (``True``, ``None``) passes. ``budget`` caps the runs; ``seed`` and ``depth`` drive PCT;
-    ``max_calls`` caps the calls one actor makes in one run. The result is truthy when it passed.
-    ``faults`` (e.g. ``["lose-response", "transaction-conflict"]``) also explores, for each order,
-    one fault at each call point of each actor (:mod:`~labkit.races.scenarios`); the failing run's
-    fault is ``.faults`` and replays with ``run_interleaving(..., faults=list(result.faults))``.
+    else (``True``, ``None``) passes. The result is truthy when it passed. ``faults`` (e.g.
+    ``["lose-response", "transaction-conflict"]``) also explores, for each order, one fault at
+    each call point of each actor (:mod:`~labkit.races.scenarios`); the failing run's fault is
+    ``.faults`` and replays with ``run_interleaving(..., faults=list(result.faults))``.
+    ``budget``, ``strategy`` and ``seed`` override the same fields of ``config``
+    (:class:`ExploreConfig`: every other tuning knob).
     """
     _check_explore_actors(actors)
-    check_choice("strategy", strategy, STRATEGIES)
     check_callable("invariant", invariant, "a function of one Interleaving that returns False or raises AssertionError")
     check_callable("setup", setup, "a function of no arguments", optional=True)
-    check_int("budget", budget, least=1)
-    check_int("seed", seed, least=0)
-    check_int("exhaustive_limit", exhaustive_limit, least=0)
-    check_int("depth", depth, least=1)
-    check_int("max_calls", max_calls, least=1)
-    check_positive("timeout", timeout)
+    if config is not None and not isinstance(config, ExploreConfig):
+        raise ValidationError(f"config is {type(config).__name__}, not an ExploreConfig(...)")
+    cfg = (config or ExploreConfig()).but(budget=budget, strategy=strategy, seed=seed)
     fault_names = check_fault_names(faults)
-    if fault_names:  # the call points come from each actor's solo run
-        operations = solo_operations(actors, conn=conn, setup=setup, timeout=timeout)
-        found = {name: len(ops) for name, ops in operations.items()}
-        calls = found if calls is None else check_call_counts(calls, actors, least=1)
-        scenarios = fault_scenarios(operations, fault_names)
-    else:
-        calls = (
-            count_calls(actors, conn=conn, setup=setup, timeout=timeout)
-            if calls is None
-            else check_call_counts(calls, actors, least=1)
+    given = None
+    scenarios: list[Scenario]
+    if cfg.calls is not None:  # checked before anything runs; sub-actors may be counted too
+        given = check_call_counts(
+            cfg.calls, actors, least=1, also=[n for n in cfg.calls if sub_actor_of(n, list(actors))]
         )
-        scenarios = [()]
+    if given is not None and not fault_names:
+        calls, scenarios, tasks = given, [()], list(given)
+    else:  # the call points come from each actor's solo run
+        operations = solo_operations(actors, conn=conn, setup=setup, timeout=cfg.timeout)
+        calls = given or {name: len(ops) for name, ops in operations.items()}
+        scenarios = fault_scenarios(operations, fault_names) if fault_names else [()]
+        tasks = [*calls, *(name for name in operations if name not in calls)]
     total = count_orders(calls)
     n_scen = len(scenarios)
     shape = " + ".join(f"{name}: {n}" for name, n in sorted(calls.items()))
-    with_faults = f", with {describe(scenarios, fault_names)}" if fault_names else ""
-    if strategy == "exhaustive" and total * n_scen > budget:
+    if cfg.strategy == "exhaustive" and total * n_scen > cfg.budget:
         times = (
             f" x {n_scen:,} fault scenarios ({describe(scenarios, fault_names)}) = {total * n_scen:,} runs"
             if fault_names
             else ""
         )
         raise ValidationError(
-            f"{len(calls)} actors with {shape} calls have {total:,} orders{times}, more than budget={budget:,}; "
+            f"{len(actors)} actors with {shape} calls have {total:,} orders{times}, more than budget={cfg.budget:,}; "
             "use strategy='dpor' (explores one order per class of equivalent orders) or 'pct' "
             f"(samples), or raise budget to {total * n_scen:,}"
         )
-
-    runner = Runner(actors, conn, setup, invariant, timeout, max_calls)
-    used = strategy
-    guarantee = ""
+    runner = Runner(actors, conn, setup, invariant, cfg.timeout, cfg.max_calls, names=tasks)
     try:
-        if strategy == "exhaustive" or (strategy == "auto" and total * n_scen <= min(exhaustive_limit, budget)):
-            used = "exhaustive"
-            for scenario in scenarios:
-                runner.use(scenario)
-                exhaustive(runner, calls, budget)
-            guarantee = f"all {total:,} orders explored{with_faults}" + (
-                f": {runner.runs:,} runs" if fault_names else ""
-            )
-        elif strategy in ("dpor", "auto"):
-            used = "dpor"
-            share = budget if strategy == "dpor" else max(budget // 2, 1)
+        result = _explore(runner, cfg, calls, total, scenarios, fault_names, shape, actors)
+    finally:
+        runner.close()
+    tell(result)
+    return result
+
+
+def _explore(
+    runner: Runner,
+    cfg: ExploreConfig,
+    calls: dict[str, int],
+    total: int,
+    scenarios: list[Scenario],
+    fault_names: tuple[str, ...],
+    shape: str,
+    actors: Mapping[str, Actor],
+) -> Exploration:
+    n_scen = len(scenarios)
+    stages = _portfolio(cfg, calls, total, n_scen)
+    base = {
+        "orders": total,
+        "calls": calls,
+        "scenarios": n_scen,
+        "actors": tuple(actors),
+    }
+    used = stages[0].strategy.name
+    try:
+        for number, stage in enumerate(stages):
+            used = stage.strategy.name
+            start = runner.runs
+            end = min(start + stage.budget, cfg.budget)
             try:
-                for scenario in scenarios:
-                    runner.use(scenario)
-                    dpor(runner, share)
-                guarantee = f"all non-equivalent orders explored (DPOR){with_faults}: {runner.runs:,} runs"
+                coverage = _run_stage(runner, stage.strategy, scenarios, end)
             except BudgetSpent:
-                if strategy == "dpor":
-                    where = (
-                        f" ({describe(scenarios, fault_names)}: the budget ran out in scenario "
-                        f"{scenarios.index(runner.faults) + 1:,} of {n_scen:,})"
-                        if fault_names
-                        else ""
-                    )
-                    raise ValidationError(
-                        f"{len(calls)} actors with {shape} calls ({total:,} orders) need more than "
-                        f"budget={budget:,} DPOR runs to cover every non-equivalent order{where}; raise budget, "
-                        "use fewer actors, calls or faults, or use strategy='pct' to sample"
+                if number + 1 == len(stages):
+                    raise _over_budget(
+                        cfg, stage.strategy, len(actors), shape, total, scenarios, fault_names, runner
                     ) from None
-                used = "pct"
-        if used == "pct" or strategy == "pct":
-            used = "pct"
-            dpor_runs = runner.runs
-            more = True
-            for i, scenario in enumerate(scenarios):  # an equal share of what is left for each scenario
-                runner.use(scenario)
-                end = min(runner.runs + max((budget - runner.runs) // (n_scen - i), 1), budget)
-                more = pct(runner, calls, depth, seed, end) and more
-            sampled = runner.runs - dpor_runs
-            guarantee = f"{sampled:,} sampled orders, seed {seed}, depth {depth}"
-            if fault_names:
-                guarantee += f", over {describe(scenarios, fault_names)}"
-            if not more:
-                guarantee += " (no new schedule in 2,000 more draws)"
-            if dpor_runs:
-                guarantee += f" (after {dpor_runs:,} DPOR runs that did not cover every class)"
+                continue
+            if not coverage.complete and runner.runs == start:
+                raise ValidationError(
+                    f"budget={cfg.budget:,} was used up before {stage.strategy.name} could run: the strategies "
+                    f"before it did not cover every order of {len(actors)} actors with {shape} calls; raise budget"
+                )
+            if coverage.complete or number + 1 == len(stages):
+                guarantee = _guarantee(stage.strategy, coverage, runner, start, total, scenarios, fault_names, cfg)
+                if not coverage.complete and start:
+                    spent = " and ".join(
+                        "DPOR" if s.strategy.name == "dpor" else s.strategy.name for s in stages[:number]
+                    )
+                    guarantee += f" (after {start:,} {spent} runs that did not cover every class)"
+                return Exploration(
+                    passed=True,
+                    counterexample=None,
+                    runs=runner.runs,
+                    guarantee=guarantee,
+                    strategy=used,
+                    seed=cfg.seed if used == "pct" else None,
+                    **base,  # type: ignore[arg-type]
+                )
     except Violation as violation:
-        res = violation.res
-        return Exploration(
-            passed=False,
-            counterexample=" ".join(res.turns),
-            runs=runner.runs,
-            guarantee=f"counterexample found in run {runner.runs:,} ({used})",
-            strategy=used,
-            orders=total,
-            calls=calls,
-            seed=seed if used == "pct" else None,
-            message=violation.message,
-            interleaving=res,
-            faults=runner.faults,
-            scenarios=n_scen,
+        return _failure(runner, cfg, violation, used, base)
+    raise AssertionError("unreachable: the last stage of a portfolio always answers")  # pragma: no cover
+
+
+def _run_stage(runner: Runner, strategy: Strategy, scenarios: list[Scenario], end: int) -> Coverage:
+    """One strategy over every fault scenario (no fault first), each with its share of the runs up to ``end``."""
+    complete, drawn_out = True, True
+    for i, scenario in enumerate(scenarios):
+        runner.use(scenario)
+        limit = min(runner.runs + strategy.share(end - runner.runs, len(scenarios) - i), end)
+        coverage = strategy.run(runner, limit)
+        complete = complete and coverage.complete
+        drawn_out = drawn_out and coverage.drawn_out
+    return Coverage(complete, drawn_out)
+
+
+def _guarantee(
+    strategy: Strategy,
+    coverage: Coverage,
+    runner: Runner,
+    start: int,
+    total: int,
+    scenarios: list[Scenario],
+    fault_names: tuple[str, ...],
+    cfg: ExploreConfig,
+) -> str:
+    runs = runner.runs - start
+    with_faults = f", with {describe(scenarios, fault_names)}" if fault_names else ""
+    if strategy.name == "exhaustive":
+        per = runs // max(len(scenarios), 1)
+        count = f"all {per:,} orders explored" if not fault_names else "all orders explored"
+        return count + with_faults + (f": {runs:,} runs" if fault_names else "")
+    if strategy.name == "dpor":
+        return f"all non-equivalent orders explored (DPOR){with_faults}: {runs:,} runs"
+    text = f"{runs:,} sampled orders, seed {cfg.seed}, depth {cfg.depth}"
+    if fault_names:
+        text += f", over {describe(scenarios, fault_names)}"
+    if coverage.drawn_out:
+        text += " (no new schedule in 2,000 more draws)"
+    return text
+
+
+def _over_budget(
+    cfg: ExploreConfig,
+    strategy: Strategy,
+    n_actors: int,
+    shape: str,
+    total: int,
+    scenarios: list[Scenario],
+    fault_names: tuple[str, ...],
+    runner: Runner,
+) -> ValidationError:
+    """A strategy asked for by name that cannot cover what it promises within the budget: never a silent pass."""
+    n_scen = len(scenarios)
+    where = (
+        f" ({describe(scenarios, fault_names)}: the budget ran out in scenario "
+        f"{scenarios.index(runner.faults) + 1:,} of {n_scen:,})"
+        if fault_names
+        else ""
+    )
+    if strategy.name == "exhaustive":
+        return ValidationError(
+            f"{n_actors} actors with {shape} calls have more schedules than budget={cfg.budget:,} "
+            f"(their dry run has {total:,} orders; retries and threads make more){where}; use "
+            "strategy='dpor' (explores one order per class of equivalent orders) or 'pct' (samples), "
+            "or raise budget"
         )
-    except BudgetSpent:  # exhaustive within its budget cannot get here; kept for safety
-        pass
-    return Exploration(
-        passed=True,
-        counterexample=None,
-        runs=runner.runs,
-        guarantee=guarantee,
-        strategy=used,
-        orders=total,
-        calls=calls,
-        seed=seed if used == "pct" else None,
-        scenarios=n_scen,
+    return ValidationError(
+        f"{n_actors} actors with {shape} calls ({total:,} orders) need more than "
+        f"budget={cfg.budget:,} DPOR runs to cover every non-equivalent order{where}; raise budget, "
+        "use fewer actors, calls or faults, or use strategy='pct' to sample"
     )
 
 
-__all__ = ["READS", "STRATEGIES", "Call", "Exploration", "conflicts", "count_orders", "explore"]
+def _failure(runner: Runner, cfg: ExploreConfig, violation: Violation, used: str, base: dict[str, Any]) -> Exploration:
+    """The failing run, shrunk within its own budget."""
+    res = violation.res
+    order = tuple(res.turns)
+    found_faults = runner.faults
+    runs = runner.runs
+    shrunk: Shrunk | None = None
+    if cfg.shrink_budget:
+        shrunk = shrink(runner, order, found_faults, res, violation.message, cfg.shrink_budget)
+    final_order = shrunk.order if shrunk is not None else order
+    return Exploration(
+        passed=False,
+        counterexample=" ".join(final_order),
+        runs=runs,
+        guarantee=f"counterexample found in run {runs:,} ({used})",
+        strategy=used,
+        seed=cfg.seed if used == "pct" else None,
+        message=shrunk.message if shrunk is not None else violation.message,
+        interleaving=shrunk.res if shrunk is not None else res,
+        faults=shrunk.faults if shrunk is not None else found_faults,
+        original=" ".join(order),
+        original_faults=found_faults,
+        shrink=shrunk.statement() if shrunk is not None else "not shrunk: shrink_budget=0",
+        shrink_runs=shrunk.runs if shrunk is not None else 0,
+        **base,
+    )
+
+
+__all__ = ["STRATEGIES", "Call", "ExploreConfig", "Exploration", "conflicts", "count_orders", "explore"]

@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from ..errors import RaceError, ValidationError, error_code
 from ..faults import FaultPlan, FaultSpec, plan_for
-from ..intercept import Binding, bind_thread, endpoint_key, install
+from ..intercept import Binding, bind_thread, bound, endpoint_key, install
 from ..validation import check_callable, check_positive
-from .gate import ABORT_GRACE, NO_RETRIES, Aborted, GatedRun
-from .history import history_frame
+from .gate import ABORT_GRACE, NO_RETRIES, Aborted, Chooser, GatedRun, OrderChooser, Step, sub_actor_of
 from .types import Actor
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ..backend import Connection
 
 # ---------------------------------------------------------------- forced interleavings
@@ -27,13 +27,26 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Interleaving:
-    """What one forced interleaving did: per-actor results or errors, and every call made."""
+    """What one forced interleaving did: per-actor results or errors, and every call made.
+
+    ``errors`` holds the actors' (and their threads') DynamoDB outcomes; ``history`` is built
+    from ``records`` (one dict per call, in the order the calls started) when first read.
+    """
 
     order: tuple[str, ...]
     results: dict[str, Any]
     errors: dict[str, BaseException]
-    history: pd.DataFrame = field(repr=False)
+    records: tuple[dict[str, Any], ...] = field(default=(), repr=False)
     turns: tuple[str, ...] = ()
+    #: each turn: who went, and every task that was waiting -> the call it waited with
+    steps: tuple[Step, ...] = field(default=(), repr=False, compare=False)
+
+    @functools.cached_property
+    def history(self) -> pd.DataFrame:
+        """One row per call (:data:`~labkit.races.HISTORY_COLUMNS`), in the order they started."""
+        from .history import history_frame
+
+        return history_frame(self.records)
 
     @property
     def label(self) -> str:
@@ -48,15 +61,17 @@ class Interleaving:
 def parse_order(order: str | Sequence[str], actors: Iterable[str]) -> tuple[str, ...]:
     """``"ABAB"``, ``"A B A B"`` or ``["A", "B", "A", "B"]`` -> ``("A", "B", "A", "B")``."""
     if isinstance(order, str):
-        steps = order.split() if any(ch.isspace() for ch in order) else list(order)
+        # "ABAB" is four turns; a sub-actor's name ("A.1") is never split into letters
+        steps = order.split() if any(ch.isspace() for ch in order) or "." in order else list(order)
     else:
         steps = list(order)
-    known = set(actors)
-    unknown = sorted({str(s) for s in steps if s not in known})
+    known = list(actors)
+    unknown = sorted({str(s) for s in steps if s not in known and not sub_actor_of(str(s), known)})
     if unknown:
         raise RaceError(
             f"the order {order!r} names unknown actor(s) {', '.join(map(repr, unknown))}; "
-            f"the actors are {', '.join(map(repr, sorted(known)))}. Use only those names."
+            f"the actors are {', '.join(map(repr, sorted(known)))} (and the threads they start: "
+            "A.1, A.2, ... in start order). Use only those names."
         )
     return tuple(steps)
 
@@ -116,23 +131,68 @@ class Stage:
         return cls(lab_clients(actors, conn), endpoint, plan)
 
 
+class Crew:
+    """One long-lived thread per actor, reused run after run (explore: no thread start per run).
+
+    Each run hands every thread its job; the thread is bound to the run's actor for the job's
+    duration only. A job is given only once the run before it is over, so one slot and one
+    plain lock per thread are enough. :meth:`close` ends the threads (one stuck in an actor is
+    left behind, a daemon).
+    """
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.slot: dict[str, Callable[[], None] | None] = {}
+        self.go: dict[str, Any] = {}
+        for name in names:
+            self.slot[name] = None
+            self.go[name] = go = threading.Lock()
+            go.acquire()
+            thread = threading.Thread(target=self._serve, args=(name,), name=f"labkit-explore-{name}", daemon=True)
+            thread.start()
+
+    def _serve(self, name: str) -> None:
+        while True:
+            self.go[name].acquire()
+            job = self.slot[name]
+            if job is None:
+                return
+            job()
+
+    def give(self, name: str, job: Callable[[], None] | None) -> None:
+        self.slot[name] = job
+        self.go[name].release()
+
+    def close(self) -> None:
+        for name in self.slot:
+            self.give(name, None)
+
+
 def run_gated(
     actors: Mapping[str, Actor],
-    order: tuple[str, ...],
+    order: tuple[str, ...] | Chooser,
     stage: Stage,
     timeout: float,
     strict: bool,
+    *,
+    max_calls: int | None = None,
+    crew: Crew | None = None,
 ) -> Interleaving:
     """Run the actors once, concurrently, each on a thread bound to it, their calls forced into ``order``.
 
-    Every DynamoDB call on an actor's thread (any botocore client: :mod:`labkit.intercept`)
-    waits for its turn. The arguments are already checked (:func:`run_interleaving` is the public
-    way in); a stage is reused across runs of the same actors (:func:`~labkit.races.all_interleavings`).
+    Every DynamoDB call on an actor's thread, or on threads and pool tasks it starts (any
+    botocore client: :mod:`labkit.intercept`), waits for its turn. ``order`` is the order of turns
+    (:class:`~labkit.races.gate.OrderChooser`) or explore's chooser. The arguments are already
+    checked (:func:`run_interleaving` is the public way in); a stage is reused across runs of the
+    same actors (:func:`~labkit.races.all_interleavings`), and so is a crew (explore).
     """
     install()
-    run = GatedRun(order, time.monotonic() + timeout, strict)
+    chooser = OrderChooser(order, strict) if isinstance(order, tuple) else order
+    run = GatedRun(chooser, time.monotonic() + timeout, max_calls)
     results: dict[str, Any] = {}
     errors: dict[str, BaseException] = {}
+    bindings = {name: Binding(name, run, stage.plan, stage.endpoint) for name in actors}
+    for binding in bindings.values():
+        run.add_actor(binding)
 
     def body(name: str) -> None:
         exc: BaseException | None = None
@@ -146,31 +206,38 @@ def run_gated(
         finally:
             run.finished(name, exc)
 
-    threads = []
-    for name in actors:
-        thread = threading.Thread(target=body, args=(name,), name=f"labkit-actor-{name}", daemon=True)
-        bind_thread(thread, Binding(name, run, stage.plan, stage.endpoint))
-        threads.append(thread)
+    threads: list[threading.Thread] = []
     try:
-        for t in threads:
-            t.start()
-        with run.cond:  # until every actor is done, the run failed, or time is up
-            while run.done < len(threads) and run.failure is None:
-                remaining = run.deadline - time.monotonic()
-                if remaining <= 0:
-                    alive = [t.name.removeprefix("labkit-actor-") for t in threads if t.is_alive()]
-                    run.failure = RaceError(f"{run.stalled()} Still running: {', '.join(alive)}.")
-                    run.cond.notify_all()
-                    break
-                run.cond.wait(remaining)
+        if crew is not None:
+            for name in actors:
+
+                def job(name: str = name) -> None:
+                    with bound(bindings[name]):
+                        body(name)
+
+                crew.give(name, job)
+        else:
+            for name in actors:
+                thread = threading.Thread(target=body, args=(name,), name=f"labkit-actor-{name}", daemon=True)
+                bind_thread(thread, bindings[name])
+                threads.append(thread)
+            for t in threads:
+                t.start()
+        run.wait_over()  # every actor is done, the run failed, or time is up
         for t in threads:  # waiting actors give up at once on failure; others get a moment
             t.join(ABORT_GRACE if run.failure is not None else None)
     finally:
         run.closed = True  # a late call (a thread an actor left running) is refused
     if run.failure is not None:
         raise run.failure
-    taken = tuple(r["actor"] for r in sorted(run.rows, key=lambda r: r["start"]) if r.get("turn") is not None)
-    return Interleaving(order, results, errors, history_frame(run.rows), taken)
+    ended = chooser.check_end(run)
+    if ended is not None:
+        raise ended
+    errors.update(run.errors)
+    rows = sorted(run.rows, key=lambda r: r["start"])
+    taken = tuple(r["actor"] for r in rows if r.get("turn") is not None)
+    order_given = tuple(getattr(chooser, "requested", ())) if not isinstance(order, tuple) else order
+    return Interleaving(order_given, results, errors, tuple(rows), taken, tuple(run.steps))
 
 
 def run_interleaving(
@@ -186,13 +253,16 @@ def run_interleaving(
 
     An actor is ``fn(client)`` (it gets a fresh lab client without botocore's retries) or ``fn()``
     (it uses its own clients, resources or PynamoDB models: every DynamoDB call made on its
-    thread, or on threads it starts, is gated and recorded all the same). ``faults`` (e.g.
-    ``["B2: lose-response"]``) injects DynamoDB's failures: see labkit.faults.
+    thread is gated and recorded all the same). A thread or pool task the actor starts is a
+    sub-actor with turns of its own: ``A.1``, ``A.2`` in start order (``"A.1 B A"``). ``faults``
+    (e.g. ``["B2: lose-response"]``, ``["A.1#1: lose-response"]``) injects DynamoDB's failures:
+    see labkit.faults.
     """
     check_actors(actors)
     check_positive("timeout", timeout)
     steps = parse_order(order, actors)
-    plan = plan_for(faults, steps, list(actors))  # checked before any client exists
+    names = [*actors, *dict.fromkeys(s for s in steps if s not in actors)]  # sub-actors the order names
+    plan = plan_for(faults, steps, names)  # checked before any client exists
     try:
         return run_gated(actors, steps, Stage.of(actors, conn, plan), timeout, strict)
     finally:
@@ -200,6 +270,7 @@ def run_interleaving(
 
 
 __all__ = [
+    "Crew",
     "Interleaving",
     "Stage",
     "check_actors",

@@ -54,13 +54,16 @@ def each_order(calls: Mapping[str, int]) -> Iterator[tuple[str, ...]]:
     yield from extend()
 
 
-def check_call_counts(calls: Mapping[str, int], actors: Iterable[str], *, least: int = 0) -> dict[str, int]:
-    """``calls`` as a dict if it gives every actor, and only the actors, an int >= ``least``."""
+def check_call_counts(
+    calls: Mapping[str, int], actors: Iterable[str], *, least: int = 0, also: Iterable[str] = ()
+) -> dict[str, int]:
+    """``calls`` as a dict if it gives every actor, and only the actors (or the sub-actors ``also``
+    names), an int >= ``least``."""
     names = set(actors)
     problems = []
     if missing := sorted(names - set(calls)):
         problems.append(f"no count for actor(s) {missing}")
-    if unknown := sorted(set(calls) - names):
+    if unknown := sorted(set(calls) - names - set(also)):
         problems.append(f"a count for unknown actor(s) {unknown}")
     if problems:
         raise ValidationError(f"calls must give a count for exactly the actors {sorted(names)}: {'; '.join(problems)}")
@@ -92,7 +95,8 @@ def solo_operations(
     setup: Callable[[], Any] | None = None,
     timeout: float = 10.0,
 ) -> dict[str, list[str]]:
-    """The operations each actor makes, in order, when it runs alone after ``setup()``."""
+    """The operations each actor makes, in order, when it runs alone after ``setup()``; the sub-actors
+    it starts (``A.1``, ...) are listed with their own operations, after it."""
     check_actors(actors)
     check_positive("timeout", timeout)
     stage = Stage.of(actors, conn)
@@ -106,8 +110,10 @@ def solo_operations(
             raise RaceError(
                 f"counting calls, actor {name!r} ran alone after setup() and failed: {exc}"
             ) from exc.__cause__
-        calls[name] = [str(op) for op in res.history["operation"]]
-        if not calls[name]:
+        calls[name] = []
+        for record in res.records:  # in start order; each task's own calls in its order
+            calls.setdefault(str(record["actor"]), []).append(str(record["operation"]))
+        if not any(calls[task] for task in calls if task == name or task.startswith(f"{name}.")):
             given = " on the client it was given or" if stage.clients.get(name) is not None else ""
             raise RaceError(
                 f"actor {name!r} made no DynamoDB call{given} on any botocore client from its thread "
@@ -124,7 +130,7 @@ def count_calls(
     setup: Callable[[], Any] | None = None,
     timeout: float = 10.0,
 ) -> dict[str, int]:
-    """How many DynamoDB calls each actor makes when it runs alone after ``setup()``."""
+    """How many DynamoDB calls each actor (and each sub-actor it starts) makes when it runs alone after ``setup()``."""
     return {name: len(ops) for name, ops in solo_operations(actors, conn=conn, setup=setup, timeout=timeout).items()}
 
 

@@ -1,20 +1,29 @@
-"""The runner: the one place an explored order really runs (setup, the run, the invariant, determinism).
+"""The runner: the one place an explored schedule really runs (setup, the run, the invariant, determinism).
 
-:func:`~labkit.races.explore` makes one :class:`Runner` and hands it to a strategy
-(:mod:`~labkit.races.strategies`), which sees it only as an :class:`~labkit.races.calls.OrderRunner`.
-Each :meth:`Runner.run` is one ``run_interleaving`` call with ``strict=False`` and an order long
-enough for every call an actor makes (``max_calls`` turns each after the explored prefix), so every
-call is gated and the run's calls come back in turn order.
+:func:`~labkit.races.explore` makes one :class:`Runner` and hands it to the strategies
+(:mod:`~labkit.races.strategies`), which see it only as an :class:`~labkit.races.calls.OrderRunner`.
+Each :meth:`Runner.run` is one gated run (:func:`~labkit.races.interleave.run_gated`): the order
+given first, then, whenever every task stands still, the waiting task the strategy prefers — so
+every call of every run is gated and the run's calls come back in turn order, each with the
+tasks that were waiting at its turn.
+
+What a run costs is kept to what it must do: the lab's clients are made once per exploration,
+the actors run on one long-lived thread each (:class:`~labkit.races.interleave.Crew`), the history
+DataFrame is built only if the invariant reads it, and each table's key schema is asked once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import RaceError
-from .calls import BudgetSpent, Call, nondeterministic, trace_of
-from .interleave import Interleaving, run_interleaving
+from ..faults import FaultPlan, parse_faults
+from .calls import BudgetSpent, Call, Trace, nondeterministic
+from .gate import BLOCKED, DONE, QUEUED, GatedRun, OrderChooser, Task, prefer
+from .identity import KeySchemas
+from .interleave import Crew, Interleaving, Stage, run_gated
 
 if TYPE_CHECKING:
     from ..backend import Connection
@@ -24,18 +33,78 @@ if TYPE_CHECKING:
 class Violation(Exception):
     """A run broke the invariant: ends the exploration with ``res`` as the counterexample."""
 
-    def __init__(self, res: Interleaving, message: str) -> None:
+    def __init__(self, res: Interleaving, message: str, trace: Trace | None = None) -> None:
         super().__init__(message)
         self.res = res
         self.message = message
+        self.trace = trace
+
+
+class ExactChooser:
+    """Explore's chooser for an order of calls earlier runs made: each turn taken as given, then ``prefer``."""
+
+    def __init__(self, order: Sequence[str], then: Sequence[str]) -> None:
+        self.order = tuple(order)
+        self.then = tuple(then)
+        self.taken: list[str] = []
+
+    @property
+    def requested(self) -> tuple[str, ...]:
+        return self.order
+
+    def choose(self, run: GatedRun, waiting: Mapping[str, Task], quiet: bool) -> str | None:
+        pos = len(self.taken)
+        if pos < len(self.order):
+            name = self.order[pos]
+            if name in waiting:
+                self.taken.append(name)
+                return name
+            task = run.tasks.get(name)
+            if task is not None and task.state == DONE:
+                raise self._not_followed(pos, "it had finished")
+            if quiet:
+                state = (
+                    "it had not been started"
+                    if task is None
+                    else task.describe()
+                    if task.state in (BLOCKED, QUEUED)
+                    else f"it was {task.state}"
+                )
+                raise self._not_followed(pos, state)
+            return None
+        if not quiet:
+            return None
+        name = prefer(self.then, waiting)
+        self.taken.append(name)
+        return name
+
+    def _not_followed(self, pos: int, state: str) -> RaceError:
+        name = self.order[pos]
+        return RaceError(
+            f"actor {name!r} is not deterministic: at step {pos + 1} of the order "
+            f"{' '.join(self.order)!r} an earlier run had it make another call, this run {state}. "
+            "Actors must make the same calls given the same answers (no clocks, random values or "
+            "shared state between runs; reset everything in setup)."
+        )
+
+    def expected(self, run: GatedRun) -> str | None:
+        pos = len(self.taken)
+        return self.order[pos] if pos < len(self.order) else None
+
+    def describe(self, run: GatedRun) -> str:
+        return f"order {' '.join(self.order)!r}, turns taken so far: {' '.join(self.taken) or '(none)'}"
+
+    def check_end(self, run: GatedRun) -> RaceError | None:
+        return None
 
 
 class Runner:
-    """Runs orders for every strategy: setup, the run, the invariant, the determinism check.
+    """Runs schedules for every strategy: setup, the run, the invariant, the determinism check.
 
     Implements :class:`~labkit.races.calls.OrderRunner`. ``runs`` counts the runs made so far;
     ``seen`` remembers, for every order prefix, the call made at its end, so an actor that makes
     another call after the same prefix in a later run is caught (:func:`nondeterministic`).
+    ``names`` are the actors and the sub-actors the fault scenarios may name.
     """
 
     def __init__(
@@ -46,6 +115,7 @@ class Runner:
         invariant: Callable[[Interleaving], Any],
         timeout: float,
         max_calls: int,
+        names: Sequence[str] = (),
     ) -> None:
         self.actors = actors
         self.conn = conn
@@ -53,74 +123,107 @@ class Runner:
         self.invariant = invariant
         self.timeout = timeout
         self.max_calls = max_calls
-        self.names = sorted(actors)
+        self.names = [*actors, *(n for n in names if n not in actors)]
         self.runs = 0
         self.seen: dict[tuple[str, ...], Call] = {}  # order prefix -> the call made at its end
         self.faults: tuple[str, ...] = ()  # the fault scenario of the runs to come
+        self.stage = Stage.of(actors, conn)
+        self.schemas = KeySchemas(conn)
+        self._crew: Crew | None = None
+        self._calls: dict[int, Call] = {}
 
     def use(self, faults: tuple[str, ...]) -> None:
         """Run the next orders with these faults (a scenario): another program, so determinism restarts."""
         self.faults = tuple(faults)
         self.seen = {}
 
-    def continuation(self, first: Sequence[str]) -> list[str]:
-        """Enough turns for every call: the given actors first, then the rest in name order."""
-        rest = [n for n in self.names if n not in first]
-        return [n for n in [*first, *rest] for _ in range(self.max_calls)]
+    def close(self) -> None:
+        """End the actors' threads."""
+        if self._crew is not None:
+            self._crew.close()
+            self._crew = None
 
-    def run(self, order: Sequence[str], limit: int, prefer: Sequence[str] = (), exact: bool = False) -> list[Call]:
-        """One run of ``order`` then a continuation (``prefer`` first, else the last actor first).
+    def run(self, order: Sequence[str], limit: int, prefer: Sequence[str] = (), exact: bool = True) -> Trace:
+        """One run of ``order``, then the waiting task ``prefer`` names first (else the first by name).
 
-        ``exact``: the order is made of calls earlier runs made, so every turn must be taken
-        (otherwise an actor that finishes early just gives up its turns). Returns the run's calls;
-        raises :class:`Violation` when the invariant fails, :class:`BudgetSpent` when the runs
-        are used up.
+        Returns the run's calls; raises :class:`Violation` when the invariant fails,
+        :class:`BudgetSpent` when the runs are used up.
         """
         if self.runs >= limit:
             raise BudgetSpent
+        res, trace = self._run(order, prefer, exact, self.faults)
+        self._check_deterministic(trace)
+        verdict = self.judge(res)
+        if verdict is not None:
+            raise Violation(res, verdict, trace)
+        return trace
+
+    def attempt(self, order: Sequence[str], faults: tuple[str, ...]) -> tuple[Interleaving, Trace, str | None]:
+        """One run of ``order`` as far as it can be followed, with ``faults``: the run and the invariant's verdict.
+
+        For shrinking: the order is a candidate, not a replay, so its turns are taken where they
+        can be and determinism is not checked; the run counts in ``runs``.
+        """
+        res, trace = self._run(order, (), False, faults)
+        return res, trace, self.judge(res)
+
+    def _run(
+        self, order: Sequence[str], then: Sequence[str], exact: bool, faults: tuple[str, ...]
+    ) -> tuple[Interleaving, Trace]:
         if self.setup is not None:
             self.setup()
         self.runs += 1
-        tail = self.continuation(prefer or order[-1:])
+        chooser = ExactChooser(order, then) if exact else OrderChooser(order, False, lookahead=True, then=then)
+        plan = FaultPlan(parse_faults(list(faults), self.names)) if faults else None
+        if self._crew is None:
+            self._crew = Crew(self.actors)
         try:
-            res = run_interleaving(
+            res = run_gated(
                 self.actors,
-                [*order, *tail],
-                conn=self.conn,
-                timeout=self.timeout,
-                strict=False,
-                faults=list(self.faults) or None,
+                chooser,
+                replace(self.stage, plan=plan) if plan is not None else self.stage,
+                self.timeout,
+                False,
+                max_calls=self.max_calls,
+                crew=self._crew,
             )
         except RaceError as exc:
-            with_faults = f" with {', '.join(self.faults)}" if self.faults else ""
+            self._crew = None  # an actor's thread may be stuck in it: the next run gets new ones
+            with_faults = f" with {', '.join(faults)}" if faults else ""
             raise RaceError(
                 f"explore run {self.runs} (order prefix {' '.join(order)!r}{with_faults}): {exc}"
             ) from exc.__cause__
-        trace = trace_of(res)
-        self._check_deterministic(order if exact else (), trace)
-        verdict = self._judge(res)
-        if verdict is not None:
-            raise Violation(res, verdict)
-        return trace
+        finally:
+            if plan is not None:
+                plan.close()
+        return res, self.trace(res)
 
-    def _check_deterministic(self, order: Sequence[str], trace: Sequence[Call]) -> None:
-        taken = tuple(c.actor for c in trace)
-        if taken[: len(order)] != tuple(order):
-            step = next((i for i, (a, b) in enumerate(zip(taken, order, strict=False)) if a != b), len(taken))
-            actor = order[step]
-            raise RaceError(
-                f"actor {actor!r} is not deterministic: at step {step + 1} of the order "
-                f"{' '.join(order)!r} an earlier run had it make another call, this run it had "
-                "finished. Actors must make the same calls given the same answers (no clocks, "
-                "random values or shared state between runs; reset everything in setup)."
-            )
-        for i, call in enumerate(trace):
-            prefix = taken[: i + 1]
-            before = self.seen.setdefault(prefix, call)
+    def trace(self, res: Interleaving) -> Trace:
+        """The run's calls in turn order, each turn with the calls of the tasks that waited at it."""
+        calls: list[Call] = []
+        enabled: list[dict[str, Call]] = []
+        for name, record, waiting in res.steps:
+            calls.append(self._call(record))
+            enabled.append({n: self._call(r) for n, r in waiting.items()} if waiting is not None else {})
+            del name
+        self._calls.clear()
+        return Trace(calls, enabled, tuple(c.actor for c in calls))
+
+    def _call(self, record: dict[str, Any]) -> Call:
+        found = self._calls.get(id(record))
+        if found is None:
+            found = self._calls[id(record)] = Call.of(record, self.schemas)
+        return found
+
+    def _check_deterministic(self, trace: Trace) -> None:
+        taken: tuple[str, ...] = ()
+        for call in trace.calls:
+            taken = (*taken, call.actor)
+            before = self.seen.setdefault(taken, call)
             if before != call:
-                raise nondeterministic(prefix, call, before)
+                raise nondeterministic(taken, call, before)
 
-    def _judge(self, res: Interleaving) -> str | None:
+    def judge(self, res: Interleaving) -> str | None:
         try:
             verdict = self.invariant(res)
         except AssertionError as exc:
@@ -130,4 +233,4 @@ class Runner:
         return None
 
 
-__all__ = ["Runner", "Violation"]
+__all__ = ["ExactChooser", "Runner", "Violation"]

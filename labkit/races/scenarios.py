@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from ..errors import ValidationError
 from ..faults import CONFLICTABLE, FAULT_NAMES
+from ..faults.kinds import call_point
 
 #: The faults explore places at every call point (``hold`` needs two turns of one transaction).
 EXPLORE_FAULTS = tuple(name for name in FAULT_NAMES if name != "hold")
@@ -49,14 +50,14 @@ def fault_scenarios(operations: Mapping[str, Sequence[str]], faults: Sequence[st
         for n, operation in enumerate(operations[actor], start=1):
             for fault in faults:
                 if operation in ONLY_FOR.get(fault, (operation,)):
-                    scenarios.append((f"{actor}{n}: {fault}",))
+                    scenarios.append((f"{call_point(actor, n)}: {fault}",))
     return scenarios
 
 
 def describe(scenarios: Sequence[Scenario], faults: Sequence[str]) -> str:
     """``"no fault and each of 6 faults (lose-response, transaction-conflict at 4 call points)"``."""
     placed = len(scenarios) - 1
-    points = len({s[0].split(":")[0] for s in scenarios if s})
+    points = len({s[0].rsplit(":", 1)[0] for s in scenarios if s})
     return f"no fault and each of {placed:,} faults ({', '.join(faults)} at {points:,} call points)"
 
 

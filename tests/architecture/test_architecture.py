@@ -58,7 +58,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "composition root": ("embedded",),
     "race lab": ("races",),
     "lessons": ("singleton", "uniqueness", "counter"),
-    "views": ("invariants", "plots", "storms", "costs", "lab", "exercises"),
+    "views": ("invariants", "plots", "artifacts", "storms", "costs", "lab", "exercises"),
     "top": ("__init__", "__main__", "cli", "launcher", "pytest_plugin"),
 }
 #: Which layers a layer may import (its own included where listed).

@@ -1,15 +1,14 @@
 """``--labkit-artifacts DIR``: a failing test whose exploration failed leaves its race files there.
 
-The writer and the listeners are the race lab's (:mod:`labkit.races.artifacts`: ``add_listener``,
-``remove_listener``, ``write_artifacts(result, directory, stem) -> list[Path]``). Until that module
-lands on this branch, the in-process tests hand the plugin a small stand-in with the same interface
-(a test's own conftest.py puts it in ``sys.modules``) and finish "explorations" through it; the
-last test runs a real failing ``explore`` and is skipped while the real module is missing.
+The writer is the views layer's and the listeners the race lab's (:mod:`labkit.artifacts`: ``add_listener``,
+``remove_listener``, ``write_artifacts(result, directory, stem) -> list[Path]``). The in-process
+tests hand the plugin a small stand-in with the same interface (a test's own conftest.py puts it in
+``sys.modules``) and finish "explorations" through it; the last test runs a real failing
+``explore`` from an empty folder.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -167,13 +166,6 @@ def test_artifacts__race_lab_without_the_writer__usage_error_naming_it(
     assert not (pytester.path / "out").exists()
 
 
-# TODO(lead): this is the test against the race lab's real labkit.races.artifacts. It is skipped only
-# while that module is missing on this branch; once the race branch is merged it runs by itself. If
-# it is still skipped after the merge, the module moved or was renamed: fix ARTIFACTS_MODULE.
-@pytest.mark.skipif(
-    importlib.util.find_spec(ARTIFACTS_MODULE) is None,
-    reason=f"TODO(lead): {ARTIFACTS_MODULE} is not on this branch yet (the race lab provides it)",
-)
 def test_artifacts__real_explore__a_failing_race_test_leaves_its_json_and_timeline(tmp_path: Path) -> None:
     """From an empty folder: a read-modify-write race test fails and leaves <test id>.race.json and
     <test id>.timeline.png in the folder named by --labkit-artifacts; its passing twin leaves nothing."""

@@ -219,8 +219,8 @@ def test_pynamodb_version_attribute__explore__passes_every_order(tconn: Connecti
 # --------------------------------------------------------------- threads an actor starts
 
 
-def test_actor_thread__calls_of_a_thread_it_starts__are_its_calls(tconn: Connection) -> None:
-    """An actor that does its read on a thread it starts: the read is its turn, in order."""
+def test_actor_thread__calls_of_a_thread_it_starts__are_its_sub_actors_turns(tconn: Connection) -> None:
+    """An actor that does its read on a thread it starts: the read is sub-actor A.1's turn, in order."""
     put_counter(tconn)
     client = team_client(tconn)
 
@@ -233,16 +233,19 @@ def test_actor_thread__calls_of_a_thread_it_starts__are_its_calls(tconn: Connect
     def other() -> None:
         client.get_item(TableName=tconn.table_name, Key=KEY)
 
-    res = run_interleaving({"A": via_thread, "B": other}, "A B A", conn=tconn)
+    res = run_interleaving({"A": via_thread, "B": other}, "A.1 B A", conn=tconn)
     assert list(zip(res.history["actor"], res.history["operation"], strict=True)) == [
-        ("A", "GetItem"),
+        ("A.1", "GetItem"),
         ("B", "GetItem"),
         ("A", "PutItem"),
     ]
+    # the order of the days before sub-actors: A cannot take turn 1, it waits for A.1
+    with pytest.raises(RaceError, match=r"turn 1 belongs to 'A', but A joins A.1, and only their turns can end them"):
+        run_interleaving({"A": via_thread, "B": other}, "A B A", conn=tconn)
 
 
-def test_actor_pool__work_submitted_to_a_pool_made_outside__runs_as_the_actor(tconn: Connection) -> None:
-    """A ThreadPoolExecutor created in the test body: each actor's submitted call is that actor's turn."""
+def test_actor_pool__work_submitted_to_a_pool_made_outside__runs_as_a_sub_actor(tconn: Connection) -> None:
+    """A ThreadPoolExecutor created in the test body: each actor's submitted call is its sub-actor's turn."""
     put_counter(tconn)
     client = team_client(tconn)
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -251,13 +254,15 @@ def test_actor_pool__work_submitted_to_a_pool_made_outside__runs_as_the_actor(tc
         def actor() -> None:
             pool.submit(client.get_item, TableName=tconn.table_name, Key=KEY).result()
 
-        res = run_interleaving({"A": actor, "B": actor}, "B A", conn=tconn)
+        res = run_interleaving({"A": actor, "B": actor}, "B.1 A.1", conn=tconn)
         pool.submit(client.list_tables).result()  # unbound again after the run
-    assert list(res.history["actor"]) == ["B", "A"]
+    assert list(res.history["actor"]) == ["B.1", "A.1"]
 
 
-def test_actor_thread__left_running_after_the_run__its_late_call_is_refused(tconn: Connection) -> None:
-    """A thread an actor starts and never joins may not call DynamoDB once the run is over."""
+def test_actor_thread__left_running_after_the_run__the_run_fails_naming_it_and_its_late_call_is_refused(
+    tconn: Connection,
+) -> None:
+    """A thread an actor starts and never joins fails the run, named; its call after the run is refused."""
     put_counter(tconn)
     client = team_client(tconn)
     go, done = threading.Event(), threading.Event()
@@ -275,11 +280,12 @@ def test_actor_thread__left_running_after_the_run__its_late_call_is_refused(tcon
         threading.Thread(target=late, daemon=True).start()
         client.get_item(TableName=tconn.table_name, Key=KEY)
 
-    run_interleaving({"A": actor}, "A", conn=tconn)
+    with pytest.raises(RaceError, match=r"actor 'A' returned while thread 'A.1' it started was still running"):
+        run_interleaving({"A": actor}, "A", conn=tconn)
     go.set()
     assert done.wait(10)
     assert isinstance(seen[0], RaceError)
-    assert "a thread of actor 'A' made a DynamoDB call (GetItem) after its run had ended" in str(seen[0])
+    assert "thread 'A.1' of actor 'A' made a DynamoDB call (GetItem) after its run had ended" in str(seen[0])
 
 
 # --------------------------------------------------------------- refused, never sent

@@ -1,0 +1,163 @@
+"""Replay files: a failing exploration written as JSON, read back as what ``run_interleaving`` replays.
+
+``result.save("race.json")`` writes the actor names, the counterexample's order and faults, the
+strategy, the seed, the invariant's message, the original (unshrunk) order and the labkit
+version. ``labkit.races.load("race.json")`` gives a :class:`Replay`; ``replay.run(actors,
+conn=conn, setup=setup)`` checks that the actors are the ones the file names and runs
+``run_interleaving(actors, replay.order, conn=conn, faults=list(replay.faults))``. A file from
+another labkit version, or whose actors differ from the ones given, is one clear error naming the
+difference: an order is only meaningful for the code and the labkit that found it.
+
+Listeners (:func:`add_listener`) are told about every finished exploration: the pytest plugin's
+``--labkit-artifacts DIR`` writes the replay file and a timeline for a failing one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import __version__
+from ..errors import ValidationError
+
+if TYPE_CHECKING:
+    from ..backend import Connection
+    from .explore import Exploration
+    from .interleave import Interleaving
+    from .types import Actor
+
+#: The replay file format (a field of the file).
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What a replay file holds: enough to run the counterexample again, and to say where it came from."""
+
+    actors: tuple[str, ...]
+    order: str
+    faults: tuple[str, ...]
+    strategy: str
+    seed: int | None
+    message: str | None
+    original: str | None
+    version: str
+
+    def check(self, actors: Iterable[str]) -> None:
+        """ValidationError naming the difference unless ``actors`` are the file's actors."""
+        given, wanted = set(actors), set(self.actors)
+        if given == wanted:
+            return
+        parts = []
+        if missing := sorted(wanted - given):
+            parts.append(f"the file's {', '.join(map(repr, missing))} are not among them")
+        if extra := sorted(given - wanted):
+            parts.append(f"{', '.join(map(repr, extra))} are not in the file")
+        raise ValidationError(
+            f"the replay file was written for actors {sorted(wanted)}, not {sorted(given)}: {'; '.join(parts)}. "
+            "Pass the actors the failing exploration ran (same names), or run explore again"
+        )
+
+    def run(
+        self,
+        actors: Mapping[str, Actor],
+        *,
+        conn: Connection,
+        setup: Callable[[], Any] | None = None,
+        timeout: float = 10.0,
+    ) -> Interleaving:
+        """``setup()``, then the counterexample again: ``run_interleaving(actors, order, faults=...)``."""
+        from .interleave import run_interleaving
+
+        self.check(actors)
+        if setup is not None:
+            setup()
+        return run_interleaving(actors, self.order, conn=conn, timeout=timeout, faults=list(self.faults) or None)
+
+
+def to_dict(result: Exploration) -> dict[str, Any]:
+    """The replay file's content for a failing exploration."""
+    if result.counterexample is None:
+        raise ValidationError("this exploration passed: there is no counterexample to save")
+    return {
+        "format": FORMAT,
+        "labkit": __version__,
+        "actors": list(result.actors),
+        "order": result.counterexample,
+        "faults": list(result.faults),
+        "strategy": result.strategy,
+        "seed": result.seed,
+        "message": result.message,
+        "original": result.original,
+        "original_faults": list(result.original_faults),
+        "shrink": result.shrink,
+        "runs": result.runs,
+        "guarantee": result.guarantee,
+    }
+
+
+def save(result: Exploration, path: str | Path) -> Path:
+    """Write the replay file of a failing exploration; the path written."""
+    target = Path(path)
+    target.write_text(json.dumps(to_dict(result), indent=2) + "\n", encoding="utf-8")
+    return target
+
+
+def load(path: str | Path, actors: Iterable[str] | None = None) -> Replay:
+    """Read a replay file (checked against this labkit's version, and ``actors`` if given)."""
+    source = Path(path)
+    try:
+        data = json.loads(source.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValidationError(f"cannot read the replay file {source}: {exc}") from exc
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("order"), str):
+        raise ValidationError(
+            f"{source} is not a labkit replay file (format {FORMAT}): write one with result.save(path)"
+        )
+    if data.get("labkit") != __version__:
+        raise ValidationError(
+            f"the replay file {source} was written by labkit {data.get('labkit')}, this is labkit {__version__}: "
+            "an order replays only on the labkit that found it; run explore again with this version"
+        )
+    replay = Replay(
+        actors=tuple(str(a) for a in data.get("actors") or ()),
+        order=data["order"],
+        faults=tuple(str(f) for f in data.get("faults") or ()),
+        strategy=str(data.get("strategy") or ""),
+        seed=data.get("seed"),
+        message=data.get("message"),
+        original=data.get("original"),
+        version=str(data["labkit"]),
+    )
+    if actors is not None:
+        replay.check(actors)
+    return replay
+
+
+# ---------------------------------------------------------------- listeners
+
+_listeners: list[Callable[[Exploration], Any]] = []
+
+
+def add_listener(listener: Callable[[Exploration], Any]) -> None:
+    """Call ``listener(result)`` with every exploration that finishes (passed or failed), in this process."""
+    if listener not in _listeners:
+        _listeners.append(listener)
+
+
+def remove_listener(listener: Callable[[Exploration], Any]) -> None:
+    """Stop telling ``listener``; a listener never added is ignored."""
+    if listener in _listeners:
+        _listeners.remove(listener)
+
+
+def tell(result: Exploration) -> None:
+    """Tell every listener about a finished exploration (a listener that raises fails the explore call)."""
+    for listener in list(_listeners):
+        listener(result)
+
+
+__all__ = ["FORMAT", "Replay", "add_listener", "load", "remove_listener", "save", "tell", "to_dict"]
