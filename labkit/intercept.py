@@ -56,7 +56,7 @@ from urllib.parse import urlsplit
 from botocore.client import BaseClient
 from botocore.httpsession import URLLib3Session
 
-from .errors import RaceError
+from .errors import LabkitError, RaceError
 
 #: The key of a call's record in botocore's request context (labkit.faults reads it too). The
 #: record starts as ``{"operation": name, "params": the request's parameters}`` (after boto3's
@@ -80,7 +80,7 @@ class Session(Protocol):
     def after(self, actor: str, call: dict[str, Any]) -> None:
         """Its answer (or error) is in."""
 
-    def refuse(self, error: RaceError) -> None:
+    def refuse(self, error: LabkitError) -> None:
         """A call that cannot be gated: end the run with ``error`` (raises)."""
 
 

@@ -33,7 +33,21 @@ A fault lands on an actor's N-th DynamoDB call (1-based) inside botocore's send 
                        items (a real request), the turn passes, and it commits at the actor's
                        next turn. Competing writes in between get what DynamoDB gives.
                        Embedded endpoint only.
+``stale-read``         an eventually consistent read (GetItem, BatchGetItem, Query, Scan
+                       without ``ConsistentRead=True``; a GSI query) answered as of before
+                       the most recent write to what it reads — the reader's own included
+``unprocessed-items``  a BatchWriteItem or BatchGetItem answered 200 with its last item in
+                       ``UnprocessedItems`` / ``UnprocessedKeys``: not applied, not read
+``short-page``         a Query or Scan page that ends after its first item, with a
+                       ``LastEvaluatedKey`` (a filtered page may come back empty)
 =====================  ==================================================================
+
+The last three are DynamoDB's *weak answers*: real answers from the engine's state, asked for
+with the request header ``X-Labkit-Weak-Answer`` (labkit's embedded endpoint, profile
+``labkit``; elsewhere a ConfigurationError before anything runs). Each applies only where
+DynamoDB can give it; placed on another call (``"B2: stale-read"`` on a ConsistentRead), the
+run stops at that call with a ValidationError saying where each kind applies, and the call is
+not sent.
 
 Every injected fault is named in the race lab's history (column ``injected``).
 
@@ -76,13 +90,18 @@ from .control import (
 from .injector import FaultInjector, fault_controls
 from .kinds import (
     FAULT_NAMES,
+    WEAK_ANSWERS,
     Conflict,
     Fault,
     FaultSpec,
     Hold,
     LoseResponse,
     ServerError,
+    ShortPage,
+    StaleRead,
     Throttle,
+    UnprocessedItems,
+    WeakAnswer,
     parse_faults,
 )
 from .race import (
@@ -109,7 +128,12 @@ __all__ = [
     "LoseResponse",
     "OPERATIONS",
     "ServerError",
+    "ShortPage",
+    "StaleRead",
     "Throttle",
+    "UnprocessedItems",
+    "WEAK_ANSWERS",
+    "WeakAnswer",
     "advance_token_clock",
     "cancelled",
     "canned_response",

@@ -62,6 +62,34 @@ def _endpoint(conn: Connection) -> str:
     return conn.endpoint_url
 
 
+def need_weak_answers(conn: Connection, names: Sequence[str]) -> None:
+    """The ConfigurationError endpoint faults give, for weak answers on a backend that cannot give them.
+
+    A stale read, unprocessed items and a short page are answered by the engine from its state
+    (its earlier images, its pages), so only labkit's embedded endpoint can give them on purpose.
+    """
+    if names and (conn.backend != "embedded" or not conn.endpoint_url):
+        raise ConfigurationError(
+            f"{', '.join(names)} need labkit's embedded endpoint (profile labkit), and this connection is "
+            f"{conn.backend!r}: DynamoDB Local and AWS give these answers only by chance, never on purpose. "
+            "Run this exploration on the embedded endpoint (LABKIT_BACKEND unset, or labkit_conn in a test), "
+            "or leave these faults out here; nothing was run"
+        )
+
+
+def settle_images(conn: Connection) -> None:
+    """The embedded endpoint forgets the earlier images it keeps: every write so far has propagated.
+
+    The race lab calls it after ``setup()`` before a run with a stale read, so the stale read sees
+    the writes of its own run and never the image before setup's (the previous run's state).
+    """
+    _settle(_endpoint(conn))
+
+
+def _settle(url: str) -> None:
+    return None  # PENDING: E's control operation
+
+
 def set_endpoint_faults(
     conn: Connection,
     rules: FaultRules | Sequence[Mapping[str, Any]] | Mapping[str, Any] | None,

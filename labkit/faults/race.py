@@ -25,7 +25,21 @@ from ..errors import RaceError, ValidationError
 from ..operations import Op
 from .answers import HELD, error_body, rejection
 from .control import control
-from .kinds import Conflict, Fault, FaultSpec, Hold, LoseResponse, ServerError, Throttle, check_order, parse_faults
+from .kinds import (
+    WEAK_ANSWER_HEADER,
+    WEAK_WHERE,
+    Conflict,
+    Fault,
+    FaultSpec,
+    Hold,
+    LoseResponse,
+    ServerError,
+    Throttle,
+    WeakAnswer,
+    call_point,
+    check_order,
+    parse_faults,
+)
 
 
 class _Raw:
@@ -71,6 +85,11 @@ class FaultPlan:
         self._installed: list[tuple[Any, str, Callable[..., Any]]] = []
         self._lock = threading.Lock()
 
+    def weak_labels(self) -> tuple[str, ...]:
+        """The weak answers planned (``("stale-read",)``): they need labkit's embedded endpoint."""
+        found = (f.label for calls in self.plan.values() for f in calls.values() if isinstance(f, WeakAnswer))
+        return tuple(dict.fromkeys(found))
+
     def mark(self, actor: str, context: dict[str, Any]) -> None:
         """Count ``actor``'s call; if a fault is planned on it, mark the call's request context."""
         if actor not in self.plan:
@@ -112,6 +131,8 @@ class FaultPlan:
         request.context.pop(_FAULT, None)  # once per call: a botocore retry goes through
         operation = request.context.get(_CALL, {}).get("operation") or _target(request)
         params = _body(request)
+        if isinstance(fault, WeakAnswer):
+            return self._weak(client, session, request, actor, n, fault, operation, params)
         self.fired.append((actor, n, fault.label))
         if isinstance(fault, LoseResponse):
             _send(client, request)
@@ -133,6 +154,39 @@ class FaultPlan:
         if isinstance(fault, Hold):
             return self._hold(client, session, request, actor, operation, params)
         raise RaceError(f"fault {fault!r} on {actor}{n} has no implementation")  # pragma: no cover
+
+    def _weak(
+        self,
+        client: Any,
+        session: Any,
+        request: Any,
+        actor: str,
+        n: int,
+        fault: WeakAnswer,
+        operation: str,
+        params: Mapping[str, Any],
+    ) -> Any:
+        """The real request with the weak-answer directive; the endpoint's echo goes into the history."""
+        reason = fault.refusal(operation, params)
+        if reason is not None:
+            error = ValidationError(
+                f"{fault.label} on {call_point(actor, n)}: {reason}; nothing was sent. {WEAK_WHERE}: "
+                "move the fault to such a call"
+            )
+            if session is not None:
+                session.refuse(error)  # ends the run (raises)
+            raise error
+        self.fired.append((actor, n, fault.label))
+        request.headers[WEAK_ANSWER_HEADER] = fault.label
+        try:
+            answer = _send(client, request)
+        finally:
+            del request.headers[WEAK_ANSWER_HEADER]  # a botocore retry is an ordinary request
+        echo = answer.headers.get(WEAK_ANSWER_HEADER)
+        call = request.context.get(_CALL)
+        if isinstance(call, dict) and echo and echo != fault.label:  # "none; <reason>": it could not differ
+            call["injected"] = f"{fault.label} ({echo})"
+        return answer
 
     def _hold(
         self, client: Any, session: Any, request: Any, actor: str, operation: str, params: Mapping[str, Any]

@@ -40,6 +40,16 @@ call), PCT gives each scenario an equal share of what is left. The failing run's
 ``result.faults``: ``run_interleaving(actors, result.counterexample, conn=conn,
 faults=list(result.faults))`` after ``setup()`` replays it.
 
+The weak answers (``stale-read``, ``unprocessed-items``, ``short-page``; labkit's embedded endpoint
+only) are faults like the others: DynamoDB's answer to one call, placed where DynamoDB can give it.
+With faults, one actor is enough (a service that reads back its own write races with DynamoDB).
+DPOR stays sound with them: a run whose scenario holds a stale read starts from settled images
+(the endpoint forgets the images before it, so setup's writes are not what a stale read sees),
+and when the stale read is a Query or Scan — whose answer undoes the most recent commit to *any*
+item it reads — every write to the tables it reads counts as touching the whole table, so the
+order of those writes is explored (tests/races/test_soundness.py checks it against exhaustive
+search).
+
 Actors must be deterministic: given the same answers from DynamoDB they make the same calls.
 :func:`explore` checks this on every run and raises :class:`~labkit.errors.RaceError` naming the
 actor and the step when it does not.
@@ -60,11 +70,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
+from ..faults.control import need_weak_answers
+from ..faults.kinds import WEAK_ANSWERS
 from ..validation import check_callable, check_choice, check_int, check_positive
 from .calls import BudgetSpent, Call, conflicts
 from .gate import sub_actor_of
 from .interleave import Interleaving, check_actors
-from .orders import check_call_counts, count_orders, solo_operations
+from .orders import SoloCall, check_call_counts, count_orders, solo_calls
 from .replay import save, tell
 from .runner import Runner, Violation
 from .scenarios import Scenario, check_fault_names, describe, fault_scenarios
@@ -173,9 +185,12 @@ class Exploration:
         return save(self, path)
 
 
-def _check_explore_actors(actors: Mapping[str, Actor]) -> None:
-    if not isinstance(actors, Mapping) or len(actors) < 2:
-        raise ValidationError("explore needs at least two actors, e.g. {'A': fn_a, 'B': fn_b}")
+def _check_explore_actors(actors: Mapping[str, Actor], faulted: bool) -> None:
+    if not isinstance(actors, Mapping) or len(actors) < (1 if faulted else 2):
+        raise ValidationError(
+            "explore needs at least two actors, e.g. {'A': fn_a, 'B': fn_b} (or one with faults=[...]: "
+            "a service that reads back its own write races with DynamoDB, not with another caller)"
+        )
     check_actors(actors)  # names and callables: the same rules as run_interleaving's
 
 
@@ -209,7 +224,7 @@ def explore(
     conn: Connection,
     setup: Callable[[], Any] | None,
     invariant: Callable[[Interleaving], Any],
-    faults: Sequence[str] | None = None,
+    faults: Sequence[str] | str | None = None,
     budget: int | None = None,
     strategy: str | None = None,
     seed: int | None = None,
@@ -227,15 +242,17 @@ def explore(
     ``budget``, ``strategy`` and ``seed`` override the same fields of ``config``
     (:class:`ExploreConfig`: every other tuning knob).
     """
-    _check_explore_actors(actors)
+    _check_explore_actors(actors, bool(faults))
     check_callable("invariant", invariant, "a function of one Interleaving that returns False or raises AssertionError")
     check_callable("setup", setup, "a function of no arguments", optional=True)
     if config is not None and not isinstance(config, ExploreConfig):
         raise ValidationError(f"config is {type(config).__name__}, not an ExploreConfig(...)")
     cfg = (config or ExploreConfig()).but(budget=budget, strategy=strategy, seed=seed)
-    fault_names = check_fault_names(faults)
+    fault_names = check_fault_names(faults, embedded=conn.backend == "embedded")
+    need_weak_answers(conn, [f for f in fault_names if f in WEAK_ANSWERS])
     given = None
     scenarios: list[Scenario]
+    points: dict[str, list[SoloCall]] = {}
     if cfg.calls is not None:  # checked before anything runs; sub-actors may be counted too
         given = check_call_counts(
             cfg.calls, actors, least=1, also=[n for n in cfg.calls if sub_actor_of(n, list(actors))]
@@ -243,10 +260,10 @@ def explore(
     if given is not None and not fault_names:
         calls, scenarios, tasks = given, [()], list(given)
     else:  # the call points come from each actor's solo run
-        operations = solo_operations(actors, conn=conn, setup=setup, timeout=cfg.timeout)
-        calls = given or {name: len(ops) for name, ops in operations.items()}
-        scenarios = fault_scenarios(operations, fault_names) if fault_names else [()]
-        tasks = [*calls, *(name for name in operations if name not in calls)]
+        points = solo_calls(actors, conn=conn, setup=setup, timeout=cfg.timeout)
+        calls = given or {name: len(ops) for name, ops in points.items()}
+        scenarios = fault_scenarios(points, fault_names) if fault_names else [()]
+        tasks = [*calls, *(name for name in points if name not in calls)]
     total = count_orders(calls)
     n_scen = len(scenarios)
     shape = " + ".join(f"{name}: {n}" for name, n in sorted(calls.items()))
@@ -261,7 +278,7 @@ def explore(
             "use strategy='dpor' (explores one order per class of equivalent orders) or 'pct' "
             f"(samples), or raise budget to {total * n_scen:,}"
         )
-    runner = Runner(actors, conn, setup, invariant, cfg.timeout, cfg.max_calls, names=tasks)
+    runner = Runner(actors, conn, setup, invariant, cfg.timeout, cfg.max_calls, names=tasks, points=points)
     try:
         result = _explore(runner, cfg, calls, total, scenarios, fault_names, shape, actors)
     finally:

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
-from ..errors import OUTCOME_ERRORS, RaceError, error_code
+from ..errors import OUTCOME_ERRORS, LabkitError, RaceError, error_code
 from ..intercept import Binding
 from .keys import call_key
 
@@ -87,7 +87,7 @@ class Session:
 
     closed = False
 
-    def refuse(self, error: RaceError) -> None:
+    def refuse(self, error: LabkitError) -> None:
         """A call the race lab cannot gate: end the run with ``error`` (raises)."""
         raise error
 
@@ -276,7 +276,7 @@ class GatedRun(Session):
         self.busy = 0  # tasks running or with a call in flight
         self.in_flight: Task | None = None
         self.free = False
-        self.failure: RaceError | None = None
+        self.failure: LabkitError | None = None
         self.steps: list[Step] = []
         self.rows: list[dict[str, Any]] = []
         self.errors: dict[str, BaseException] = {}
@@ -457,7 +457,7 @@ class GatedRun(Session):
 
     # ------------------------------------------------------------ calls
 
-    def refuse(self, error: RaceError) -> None:
+    def refuse(self, error: LabkitError) -> None:
         """The run fails with ``error`` (unless it already failed); the calling actor leaves at once."""
         with self.lock:
             self._fail(error)
@@ -581,7 +581,7 @@ class GatedRun(Session):
         call["start"] = time.perf_counter() - self.t0
         task.park.release()
 
-    def _fail(self, error: RaceError) -> None:
+    def _fail(self, error: LabkitError) -> None:
         """With the lock held: the run fails; waiting calls leave, the run's owner is told."""
         if self.failure is None:
             self.failure = error

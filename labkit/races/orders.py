@@ -88,19 +88,23 @@ def _default_outcome(res: Interleaving) -> dict[str, Any]:
     return {name: codes.get(name, res.results.get(name)) for name in sorted({*res.results, *codes})}
 
 
-def solo_operations(
+#: One call of an actor's solo run: its operation and its request's parameters.
+SoloCall = tuple[str, Mapping[str, Any]]
+
+
+def solo_calls(
     actors: Mapping[str, Actor],
     *,
     conn: Connection,
     setup: Callable[[], Any] | None = None,
     timeout: float = 10.0,
-) -> dict[str, list[str]]:
-    """The operations each actor makes, in order, when it runs alone after ``setup()``; the sub-actors
-    it starts (``A.1``, ...) are listed with their own operations, after it."""
+) -> dict[str, list[SoloCall]]:
+    """The calls (operation, parameters) each actor makes, in order, when it runs alone after ``setup()``;
+    the sub-actors it starts (``A.1``, ...) are listed with their own calls, after it."""
     check_actors(actors)
     check_positive("timeout", timeout)
     stage = Stage.of(actors, conn)
-    calls: dict[str, list[str]] = {}
+    calls: dict[str, list[SoloCall]] = {}
     for name in actors:
         if setup is not None:
             setup()
@@ -112,7 +116,9 @@ def solo_operations(
             ) from exc.__cause__
         calls[name] = []
         for record in res.records:  # in start order; each task's own calls in its order
-            calls.setdefault(str(record["actor"]), []).append(str(record["operation"]))
+            calls.setdefault(str(record["actor"]), []).append(
+                (str(record["operation"]), dict(record.get("params") or {}))
+            )
         if not any(calls[task] for task in calls if task == name or task.startswith(f"{name}.")):
             given = " on the client it was given or" if stage.clients.get(name) is not None else ""
             raise RaceError(
@@ -121,6 +127,18 @@ def solo_operations(
                 "process, or through a non-botocore library, cannot be gated"
             )
     return calls
+
+
+def solo_operations(
+    actors: Mapping[str, Actor],
+    *,
+    conn: Connection,
+    setup: Callable[[], Any] | None = None,
+    timeout: float = 10.0,
+) -> dict[str, list[str]]:
+    """The operations each actor makes, in order, when it runs alone after ``setup()`` (:func:`solo_calls`)."""
+    found = solo_calls(actors, conn=conn, setup=setup, timeout=timeout)
+    return {name: [operation for operation, _ in calls] for name, calls in found.items()}
 
 
 def count_calls(
@@ -176,11 +194,13 @@ def all_interleavings(
 
 __all__ = [
     "MAX_ORDERS",
+    "SoloCall",
     "all_interleavings",
     "check_call_counts",
     "count_calls",
     "count_orders",
     "each_order",
     "interleavings",
+    "solo_calls",
     "solo_operations",
 ]

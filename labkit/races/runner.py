@@ -20,9 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import RaceError
 from ..faults import FaultPlan, parse_faults
+from ..faults.control import settle_images
+from ..faults.kinds import StaleRead
+from ..operations import WHOLE_TABLE, tables_of
 from .calls import BudgetSpent, Call, Trace, nondeterministic
 from .gate import BLOCKED, DONE, QUEUED, GatedRun, OrderChooser, Task, prefer
-from .identity import KeySchemas
+from .identity import Access, KeySchemas
 from .interleave import Crew, Interleaving, Stage, run_gated
 
 if TYPE_CHECKING:
@@ -116,6 +119,7 @@ class Runner:
         timeout: float,
         max_calls: int,
         names: Sequence[str] = (),
+        points: Mapping[str, Sequence[tuple[str, Mapping[str, Any]]]] | None = None,
     ) -> None:
         self.actors = actors
         self.conn = conn
@@ -127,6 +131,9 @@ class Runner:
         self.runs = 0
         self.seen: dict[tuple[str, ...], Call] = {}  # order prefix -> the call made at its end
         self.faults: tuple[str, ...] = ()  # the fault scenario of the runs to come
+        self.points = dict(points or {})  # each task's solo calls: where the scenarios' faults land
+        self.stale = False  # the scenario holds a stale read: each run starts from settled images
+        self.widen: frozenset[str] = frozenset()  # tables whose writes count as touching the whole table
         self.stage = Stage.of(actors, conn)
         self.schemas = KeySchemas(conn)
         self._crew: Crew | None = None
@@ -136,6 +143,29 @@ class Runner:
         """Run the next orders with these faults (a scenario): another program, so determinism restarts."""
         self.faults = tuple(faults)
         self.seen = {}
+        self.stale, self.widen = self._stale_reads(self.faults)
+
+    def _stale_reads(self, faults: tuple[str, ...]) -> tuple[bool, frozenset[str]]:
+        """Does the scenario hold a stale read; the tables a stale Query or Scan reads.
+
+        A stale Query or Scan answers as of before the most recent commit to *any* item it reads,
+        so the order of writes to different items of its table changes its answer: those writes
+        must conflict with one another (each counts as touching the whole table).
+        """
+        stale, tables = False, set()
+        for actor, calls in parse_faults(list(faults), self.names).items():
+            for n, fault in calls.items():
+                if not isinstance(fault, StaleRead):
+                    continue
+                stale = True
+                solo = self.points.get(actor, [])
+                if n > len(solo):  # a call the solo run did not make (a retry): widen every table
+                    tables.add("")
+                    continue
+                operation, params = solo[n - 1]
+                if operation in WHOLE_TABLE:
+                    tables.update(tables_of(operation, params))
+        return stale, frozenset(tables)
 
     def close(self) -> None:
         """End the actors' threads."""
@@ -172,6 +202,8 @@ class Runner:
     ) -> tuple[Interleaving, Trace]:
         if self.setup is not None:
             self.setup()
+        if self.stale if faults == self.faults else self._stale_reads(faults)[0]:
+            settle_images(self.conn)
         self.runs += 1
         chooser = ExactChooser(order, then) if exact else OrderChooser(order, False, lookahead=True, then=then)
         plan = FaultPlan(parse_faults(list(faults), self.names)) if faults else None
@@ -212,7 +244,16 @@ class Runner:
     def _call(self, record: dict[str, Any]) -> Call:
         found = self._calls.get(id(record))
         if found is None:
-            found = self._calls[id(record)] = Call.of(record, self.schemas)
+            found = Call.of(record, self.schemas)
+            if self.widen and found.write:
+                wide = frozenset(
+                    Access(a.table, None, None, a.write)
+                    if a.write and (a.table in self.widen or "" in self.widen)
+                    else a
+                    for a in found.touches
+                )
+                found = replace(found, touches=wide)
+            self._calls[id(record)] = found
         return found
 
     def _check_deterministic(self, trace: Trace) -> None:

@@ -4,52 +4,79 @@
 once with no fault and once per *scenario*: one fault (the race lab's injection,
 :mod:`labkit.faults`) on one call of one actor — ``"B2: lose-response"`` is B's second call,
 applied by DynamoDB and its answer lost. The call points come from each actor's solo run after
-``setup()``; a fault is placed only where DynamoDB can answer with it (a ``TransactionConflict``
-meets writes and transactions, never a GetItem or a Query). One fault per run: the calls a fault
-adds (an actor's retry) are gated and ordered like any other, but carry no second fault.
+``setup()``; a fault is placed only where DynamoDB can answer with it (:func:`can_give`): a
+``TransactionConflict`` meets writes and transactions, never a GetItem or a Query; a
+``stale-read`` meets eventually consistent reads (no ``ConsistentRead=True``), ``unprocessed-items``
+batches, ``short-page`` Query and Scan. One fault per run: the calls a fault adds (an actor's
+retry, the next page) are gated and ordered like any other, but carry no second fault.
+``faults="all"`` is every kind explore places (:data:`EXPLORE_FAULTS`) — on a backend other than
+labkit's embedded endpoint, every kind but the weak answers, which only that endpoint gives.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..errors import ValidationError
 from ..faults import CONFLICTABLE, FAULT_NAMES
-from ..faults.kinds import call_point
+from ..faults.kinds import WEAK_ANSWERS, WeakAnswer, call_point
 
 #: The faults explore places at every call point (``hold`` needs two turns of one transaction).
 EXPLORE_FAULTS = tuple(name for name in FAULT_NAMES if name != "hold")
-#: Faults DynamoDB gives only the operations that can meet them.
+#: Faults DynamoDB gives only the operations that can meet them (the weak answers: :func:`can_give`).
 ONLY_FOR = {"transaction-conflict": frozenset(CONFLICTABLE)}
+#: ``faults="all"``.
+ALL = "all"
 
 Scenario = tuple[str, ...]
+#: A call point as the solo run saw it: the operation, or (operation, the request's parameters).
+Point = str | tuple[str, Mapping[str, Any]]
 
 
-def check_fault_names(faults: Sequence[str] | None) -> tuple[str, ...]:
-    """``faults=`` as a tuple of known fault names (duplicates dropped); a ValidationError otherwise."""
+def check_fault_names(faults: Sequence[str] | str | None, embedded: bool = True) -> tuple[str, ...]:
+    """``faults=`` as a tuple of known fault names (duplicates dropped); a ValidationError otherwise.
+
+    ``"all"`` is :data:`EXPLORE_FAULTS` (without the weak answers unless ``embedded``).
+    """
     if faults is None:
         return ()
+    if faults == ALL:
+        return tuple(f for f in EXPLORE_FAULTS if embedded or f not in WEAK_ANSWERS)
     if isinstance(faults, str) or not isinstance(faults, Sequence):
         raise ValidationError(
-            f"faults={faults!r}: pass a list of fault names, e.g. ['lose-response', 'transaction-conflict']"
+            f"faults={faults!r}: pass a list of fault names, e.g. ['lose-response', 'transaction-conflict'], or 'all'"
         )
     unknown = [f for f in faults if f not in EXPLORE_FAULTS]
     if unknown:
         hint = " (a hold needs a transaction's two turns: use run_interleaving)" if "hold" in unknown else ""
         raise ValidationError(
             f"unknown fault(s) for explore: {', '.join(map(repr, unknown))}{hint}; "
-            f"explore places these at every call point: {', '.join(EXPLORE_FAULTS)}"
+            f"explore places these at every call point: {', '.join(EXPLORE_FAULTS)} (or faults='all')"
         )
     return tuple(dict.fromkeys(faults))
 
 
-def fault_scenarios(operations: Mapping[str, Sequence[str]], faults: Sequence[str]) -> list[Scenario]:
+def can_give(fault: str, operation: str, params: Mapping[str, Any] | None = None) -> bool:
+    """Can DynamoDB answer this call with this fault? (``params`` None: judged by the operation alone.)"""
+    if fault in ONLY_FOR:
+        return operation in ONLY_FOR[fault]
+    kind = FAULT_NAMES[fault]()
+    if isinstance(kind, WeakAnswer):
+        if params is None:
+            return operation in kind.operations
+        return kind.refusal(operation, params) is None
+    return True
+
+
+def fault_scenarios(operations: Mapping[str, Sequence[Point]], faults: Sequence[str]) -> list[Scenario]:
     """No fault first, then one fault per (actor, call, fault) where DynamoDB can give that fault."""
     scenarios: list[Scenario] = [()]
     for actor in sorted(operations):
-        for n, operation in enumerate(operations[actor], start=1):
+        for n, point in enumerate(operations[actor], start=1):
+            operation, params = (point, None) if isinstance(point, str) else point
             for fault in faults:
-                if operation in ONLY_FOR.get(fault, (operation,)):
+                if can_give(fault, operation, params):
                     scenarios.append((f"{call_point(actor, n)}: {fault}",))
     return scenarios
 
@@ -61,4 +88,14 @@ def describe(scenarios: Sequence[Scenario], faults: Sequence[str]) -> str:
     return f"no fault and each of {placed:,} faults ({', '.join(faults)} at {points:,} call points)"
 
 
-__all__ = ["EXPLORE_FAULTS", "ONLY_FOR", "Scenario", "check_fault_names", "describe", "fault_scenarios"]
+__all__ = [
+    "ALL",
+    "EXPLORE_FAULTS",
+    "ONLY_FOR",
+    "Point",
+    "Scenario",
+    "can_give",
+    "check_fault_names",
+    "describe",
+    "fault_scenarios",
+]

@@ -1,0 +1,166 @@
+"""DynamoDB's weak answers in the race lab: ``stale-read``, ``unprocessed-items``, ``short-page`` (issue 26).
+
+Each is placed only where DynamoDB can give it (the catalogue's EVENTUAL_READS, PARTIAL, PAGED and
+the request's ``ConsistentRead``); forced anywhere else it stops the run at that call, which is not
+sent, with one error saying where each kind applies; on a backend other than labkit's embedded
+endpoint it is refused before anything runs, as endpoint faults are. Explored, a read-back after a
+write is found stale (with one actor: it races with DynamoDB), a batch that ignores what comes
+back unprocessed drops a write, a count of one page misses items; the counterexample names the
+fault (``'A A' with A2: stale-read``), shows it in the history's ``injected`` column, and replays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from labkit.backend import Connection
+from labkit.errors import ConfigurationError, ValidationError
+from labkit.faults import ShortPage, StaleRead, UnprocessedItems
+from labkit.faults.kinds import WEAK_ANSWERS
+from labkit.races import explore, run_interleaving
+from labkit.races.scenarios import EXPLORE_FAULTS, can_give, check_fault_names, fault_scenarios
+
+ORDER = {"PK": {"S": "ORDER#1"}, "SK": {"S": "ORDER"}}
+
+
+def put_order(conn: Connection, table: str, status: str = "new") -> None:
+    conn.client.put_item(TableName=table, Item={**ORDER, "status": {"S": status}})
+
+
+def status_of(conn: Connection, table: str) -> str | None:
+    item = conn.client.get_item(TableName=table, Key=ORDER, ConsistentRead=True).get("Item")
+    return None if item is None else str(item["status"]["S"])
+
+
+def confirm_and_read_back(table: str, *, consistent: bool) -> Any:
+    """UpdateItem the order's status, then GetItem it back to answer (the default read: eventually consistent)."""
+
+    def actor(client: Any) -> str:
+        client.update_item(
+            TableName=table,
+            Key=ORDER,
+            UpdateExpression="SET #s = :s",
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues={":s": {"S": "confirmed"}},
+        )
+        return str(client.get_item(TableName=table, Key=ORDER, ConsistentRead=consistent)["Item"]["status"]["S"])
+
+    return actor
+
+
+# ---------------------------------------------------------------- where DynamoDB can give each
+
+
+def test_fault_scenarios__weak_answers__only_where_dynamodb_can_give_them() -> None:
+    """stale-read on eventually consistent reads only; unprocessed-items on batches; short-page on Query and Scan."""
+    points = {
+        "A": [
+            ("GetItem", {"TableName": "t", "Key": {}}),
+            ("GetItem", {"TableName": "t", "Key": {}, "ConsistentRead": True}),
+            ("PutItem", {"TableName": "t", "Item": {}}),
+            ("Query", {"TableName": "t", "IndexName": "by-email"}),
+            ("Scan", {"TableName": "t", "ConsistentRead": True}),
+            ("BatchGetItem", {"RequestItems": {"t": {"Keys": [], "ConsistentRead": True}}}),
+            ("BatchWriteItem", {"RequestItems": {"t": []}}),
+            ("TransactGetItems", {"TransactItems": []}),
+        ]
+    }
+    scenarios = fault_scenarios(points, list(WEAK_ANSWERS))
+    assert scenarios == [
+        (),
+        ("A1: stale-read",),
+        ("A4: stale-read",),
+        ("A4: short-page",),
+        ("A5: short-page",),
+        ("A6: unprocessed-items",),
+        ("A7: unprocessed-items",),
+    ]
+
+
+def test_can_give__batch_get_with_one_eventually_consistent_table__stale_read_placed() -> None:
+    """ConsistentRead is per table in a BatchGetItem: one table read eventually is enough for a stale answer."""
+    both = {"RequestItems": {"a": {"Keys": [], "ConsistentRead": True}, "b": {"Keys": []}}}
+    assert can_give("stale-read", "BatchGetItem", both)
+    assert not can_give("stale-read", "BatchGetItem", {"RequestItems": {"a": {"Keys": [], "ConsistentRead": True}}})
+    assert not can_give("stale-read", "ExecuteStatement", {"Statement": "SELECT * FROM t"})
+    assert not can_give("short-page", "ExecuteStatement", {"Statement": "SELECT * FROM t"})
+
+
+def test_check_fault_names__all__every_kind_and_the_weak_answers_only_on_the_embedded_endpoint() -> None:
+    """faults='all' is every kind explore places; off the embedded endpoint, every kind but the weak answers."""
+    assert check_fault_names("all") == EXPLORE_FAULTS
+    assert set(WEAK_ANSWERS) <= set(EXPLORE_FAULTS)
+    assert check_fault_names("all", embedded=False) == tuple(f for f in EXPLORE_FAULTS if f not in WEAK_ANSWERS)
+    with pytest.raises(ValidationError, match="or 'all'"):
+        check_fault_names("stale-read")
+
+
+def test_refusal__each_kind__says_what_it_meets() -> None:
+    """The fault classes name their labels and refuse the calls DynamoDB never answers that way."""
+    assert [StaleRead().label, UnprocessedItems().label, ShortPage().label] == list(WEAK_ANSWERS)
+    assert StaleRead().refusal("GetItem", {"ConsistentRead": True}) is not None
+    assert StaleRead().refusal("TransactGetItems", {}) is not None
+    assert UnprocessedItems().refusal("PutItem", {}) is not None
+    assert ShortPage().refusal("GetItem", {}) is not None
+    assert ShortPage().refusal("Scan", {}) is None
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    ("fault", "call", "where"),
+    [
+        ("A1: stale-read", "get_consistent", "ConsistentRead=True"),
+        ("A1: unprocessed-items", "put", "PutItem"),
+        ("A1: short-page", "get", "GetItem"),
+    ],
+)
+def test_run_interleaving__weak_answer_on_the_wrong_call__one_clear_error__the_call_not_sent(
+    tconn: Connection, table: str, fault: str, call: str, where: str
+) -> None:
+    """Forced where DynamoDB cannot give it: a ValidationError saying where each kind applies; nothing sent."""
+    sent: list[str] = []
+
+    def actor(client: Any) -> None:
+        sent.append(call)
+        if call == "put":
+            client.put_item(TableName=table, Item={**ORDER, "status": {"S": "written"}})
+        else:
+            client.get_item(TableName=table, Key=ORDER, ConsistentRead=call == "get_consistent")
+
+    with pytest.raises(ValidationError) as info:
+        run_interleaving({"A": actor}, "A", conn=tconn, faults=[fault])
+    message = str(info.value)
+    assert where in message and "nothing was sent" in message
+    for kind in WEAK_ANSWERS:
+        assert f"{kind} applies to" in message or f"; {kind} to" in message, message
+    assert sent == [call] and status_of(tconn, table) is None  # the actor called; the request never left
+
+
+def test_weak_answers__on_dynamodb_local__configuration_error_before_anything_runs() -> None:
+    """Off labkit's embedded endpoint: the ConfigurationError endpoint faults give, before any call."""
+    local = Connection("local", "http://127.0.0.1:9", "us-east-1", "t")  # nothing listens there
+    called: list[str] = []
+
+    def actor(client: Any) -> None:
+        called.append("A")
+
+    with pytest.raises(ConfigurationError, match="need labkit's embedded endpoint"):
+        run_interleaving({"A": actor}, "A", conn=local, faults=["A1: stale-read"])
+    with pytest.raises(ConfigurationError, match="stale-read, short-page need labkit's embedded endpoint"):
+        explore({"A": actor}, conn=local, setup=None, invariant=lambda res: True, faults=["stale-read", "short-page"])
+    assert called == []
+
+
+def test_explore__one_actor__refused_without_faults() -> None:
+    """One actor has nothing to race with but DynamoDB: explore asks for two, or for faults."""
+    with pytest.raises(ValidationError, match="or one with faults"):
+        explore(
+            {"A": lambda client: None},
+            conn=Connection("embedded", None, "us-east-1"),
+            setup=None,
+            invariant=lambda res: True,
+        )
