@@ -20,7 +20,7 @@ from labkit.errors import ConfigurationError, ValidationError
 from labkit.faults import ShortPage, StaleRead, UnprocessedItems
 from labkit.faults.kinds import WEAK_ANSWERS
 from labkit.races import explore, run_interleaving
-from labkit.races.scenarios import EXPLORE_FAULTS, can_give, check_fault_names, fault_scenarios
+from labkit.races.scenarios import EXPLORE_FAULTS, Point, can_give, check_fault_names, fault_scenarios
 
 ORDER = {"PK": {"S": "ORDER#1"}, "SK": {"S": "ORDER"}}
 
@@ -55,7 +55,7 @@ def confirm_and_read_back(table: str, *, consistent: bool) -> Any:
 
 def test_fault_scenarios__weak_answers__only_where_dynamodb_can_give_them() -> None:
     """stale-read on eventually consistent reads only; unprocessed-items on batches; short-page on Query and Scan."""
-    points = {
+    points: dict[str, list[Point]] = {
         "A": [
             ("GetItem", {"TableName": "t", "Key": {}}),
             ("GetItem", {"TableName": "t", "Key": {}, "ConsistentRead": True}),
