@@ -30,6 +30,15 @@ order also with one fault at each call point), runs needed with and without them
   (a lost answer may apply an update nobody audited; a conflict applies nothing);
 * the sign-up retry: two sign-ups (one TransactWriteItems each) that retry a lost answer with a
   new ClientRequestToken (found only with faults) or the same one (passes).
+
+Last, the cost of DynamoDB's weak answers (``stale-read``, ``unprocessed-items``, ``short-page``;
+embedded endpoint only): docs/ci.md's three cases, broken and fixed, one actor each, explored with
+the two faults above and then with the weak answers added — runs needed with and without them:
+
+* a read-back: UpdateItem, then a default GetItem (broken) / ``ConsistentRead=True`` / ``ReturnValues``;
+* a batch import of 3 items: a raw ``batch_write_item`` that ignores ``UnprocessedItems`` / boto3's
+  ``batch_writer``;
+* a count of 3 items: one Query page / the paginator.
 """
 
 from __future__ import annotations
@@ -40,9 +49,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import boto3
 from botocore.exceptions import ClientError, ReadTimeoutError
 
 import labkit
+from labkit import constants as C
 from labkit.races import Interleaving, explore, run_interleaving
 from labkit.races.explore import count_orders
 
@@ -266,7 +277,114 @@ def main() -> None:
                 f"{label:<26}{'yes' if with_faults else 'no':<8}{result.strategy:<12}{verdict:<8}"
                 f"{result.runs:>6}{elapsed:>9.1f}  {result.guarantee}{found}"
             )
+    if conn.backend == "embedded":
+        weak_answers(conn, args.budget, faults)
     labkit.delete_table(conn)
+
+
+def weak_answers(conn: Any, budget: int, faults: list[str]) -> None:
+    """docs/ci.md's three weak-answer cases: runs needed with the faults alone and with the weak answers."""
+    table = conn.table_name
+    order = {"PK": {"S": "ORDER#1"}, "SK": {"S": "ORDER"}}
+    confirm = {
+        "TableName": table,
+        "Key": order,
+        "UpdateExpression": "SET #s = :s",
+        "ExpressionAttributeNames": {"#s": "status"},
+        "ExpressionAttributeValues": {":s": {"S": "confirmed"}},
+    }
+    rows = [{"PK": {"S": "PRODUCT"}, "SK": {"S": f"p-{i}"}} for i in range(3)]
+    query = {
+        "TableName": table,
+        "KeyConditionExpression": "PK = :p",
+        "ExpressionAttributeValues": {":p": {"S": "CUSTOMER#1"}},
+    }
+    resource = boto3.resource(
+        "dynamodb",
+        endpoint_url=conn.endpoint_url,
+        region_name=conn.region,
+        aws_access_key_id=C.LOCAL_ACCESS_KEY,
+        aws_secret_access_key=C.LOCAL_SECRET_KEY,
+    )
+
+    def setup() -> None:
+        labkit.reset_table(conn)
+        conn.client.put_item(TableName=table, Item={**order, "status": {"S": "new"}})
+        for i in range(3):
+            conn.client.put_item(TableName=table, Item={"PK": {"S": "CUSTOMER#1"}, "SK": {"S": f"o-{i}"}})
+
+    def read_back(consistent: bool) -> Callable[[Any], str]:
+        def actor(client: Any) -> str:
+            client.update_item(**confirm)
+            return str(client.get_item(TableName=table, Key=order, ConsistentRead=consistent)["Item"]["status"]["S"])
+
+        return actor
+
+    def return_values(client: Any) -> str:
+        return str(client.update_item(**confirm, ReturnValues="ALL_NEW")["Attributes"]["status"]["S"])
+
+    def import_raw(client: Any) -> None:
+        client.batch_write_item(RequestItems={table: [{"PutRequest": {"Item": row}} for row in rows]})
+
+    def import_batch_writer() -> None:
+        with resource.Table(table).batch_writer() as batch:
+            for row in rows:
+                batch.put_item(Item={k: v["S"] for k, v in row.items()})
+
+    def count_one_page(client: Any) -> int:
+        return int(client.query(**query)["Count"])
+
+    def count_paginated(client: Any) -> int:
+        return sum(int(page["Count"]) for page in client.get_paginator("query").paginate(**query))
+
+    def confirmed(res: Interleaving) -> None:
+        assert res.results["A"] == "confirmed", f"answered {res.results['A']!r}"
+
+    def imported(res: Interleaving) -> None:
+        items = conn.client.query(
+            TableName=table,
+            KeyConditionExpression="PK = :p",
+            ExpressionAttributeValues={":p": {"S": "PRODUCT"}},
+            ConsistentRead=True,
+        )
+        assert items["Count"] == 3, f"{items['Count']} of 3 imported"
+
+    def counted(res: Interleaving) -> None:
+        assert res.results["A"] == 3, f"counted {res.results['A']} of 3"
+
+    weak = [*faults, "stale-read", "unprocessed-items", "short-page"]
+    print(f"\nweak answers: {faults} alone, then with stale-read, unprocessed-items, short-page (one actor each)\n")
+    print(f"{'function':<34}{'weak':<6}{'verdict':<8}{'runs':>6}{'ratio':>7}{'seconds':>9}  found / guarantee")
+    cases: list[tuple[str, Any, Callable[[Interleaving], None]]] = [
+        ("read-back, default GetItem", read_back(False), confirmed),
+        ("read-back, ConsistentRead=True", read_back(True), confirmed),
+        ("read-back, ReturnValues", return_values, confirmed),
+        ("import, raw batch_write_item", import_raw, imported),
+        ("import, batch_writer", import_batch_writer, imported),
+        ("count, one Query page", count_one_page, counted),
+        ("count, paginator", count_paginated, counted),
+    ]
+    for label, actor, judge in cases:
+        without = 0
+        for with_weak in (False, True):
+            t0 = time.perf_counter()
+            result = explore(
+                {"A": actor},
+                conn=conn,
+                setup=setup,
+                invariant=judge,
+                budget=budget,
+                faults=weak if with_weak else faults,
+            )
+            elapsed = time.perf_counter() - t0
+            without = without or result.runs
+            verdict = "pass" if result.passed else "FAIL"
+            said = f"found {result.scenario}" if not result.passed else result.guarantee
+            ratio = f"{result.runs / without:.1f}x"
+            print(
+                f"{label:<34}{'yes' if with_weak else 'no':<6}{verdict:<8}{result.runs:>6}{ratio:>7}"
+                f"{elapsed:>9.1f}  {said}"
+            )
 
 
 if __name__ == "__main__":
