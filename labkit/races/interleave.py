@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import RaceError, ValidationError, error_code
 from ..faults import FaultPlan, FaultSpec, plan_for
-from ..faults.control import need_weak_answers
+from ..faults.control import need_weak_answers, settle_images
 from ..intercept import Binding, bind_thread, bound, endpoint_key, install
 from ..validation import check_callable, check_positive
 from .gate import ABORT_GRACE, NO_RETRIES, Aborted, Chooser, GatedRun, OrderChooser, Step, sub_actor_of
@@ -257,7 +257,9 @@ def run_interleaving(
     thread is gated and recorded all the same). A thread or pool task the actor starts is a
     sub-actor with turns of its own: ``A.1``, ``A.2`` in start order (``"A.1 B A"``). ``faults``
     (e.g. ``["B2: lose-response"]``, ``["A.1#1: lose-response"]``) injects DynamoDB's failures and,
-    on labkit's embedded endpoint, its weak answers (``["B2: stale-read"]``): see labkit.faults.
+    on labkit's embedded endpoint, its weak answers (``["B2: stale-read"]``; with a stale read the
+    endpoint first forgets the earlier images it keeps, so the read undoes a write of this run,
+    never one made before it): see labkit.faults.
     """
     check_actors(actors)
     check_positive("timeout", timeout)
@@ -265,6 +267,8 @@ def run_interleaving(
     names = [*actors, *dict.fromkeys(s for s in steps if s not in actors)]  # sub-actors the order names
     plan = plan_for(faults, steps, names)  # checked before any client exists
     need_weak_answers(conn, plan.weak_labels())
+    if "stale-read" in plan.weak_labels():  # as explore's runs do: a stale read undoes this run's writes only
+        settle_images(conn)
     try:
         return run_gated(actors, steps, Stage.of(actors, conn, plan), timeout, strict)
     finally:
