@@ -11,6 +11,7 @@ fault (``'A A' with A2: stale-read``), shows it in the history's ``injected`` co
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ from labkit.backend import Connection
 from labkit.errors import ConfigurationError, ValidationError
 from labkit.faults import ShortPage, StaleRead, UnprocessedItems
 from labkit.faults.kinds import WEAK_ANSWERS
-from labkit.races import explore, run_interleaving
+from labkit.races import Interleaving, explore, load, run_interleaving
 from labkit.races.scenarios import EXPLORE_FAULTS, Point, can_give, check_fault_names, fault_scenarios
 
 ORDER = {"PK": {"S": "ORDER#1"}, "SK": {"S": "ORDER"}}
@@ -164,3 +165,129 @@ def test_explore__one_actor__refused_without_faults() -> None:
             setup=None,
             invariant=lambda res: True,
         )
+
+
+# ---------------------------------------------------------------- explored, found, replayed
+
+
+def test_explore__read_back_after_a_write__stale_read_found_with_one_actor_and_replayed(
+    tconn: Connection, table: str, tmp_path: Path
+) -> None:
+    """UpdateItem, then a default GetItem: found in ``'A A' with A2: stale-read``; replays, from a file too."""
+
+    def setup() -> None:
+        put_order(tconn, table)
+
+    def answers_confirmed(res: Interleaving) -> None:
+        assert res.results.get("A") == "confirmed", f"the answer shows the order {res.results.get('A')!r}"
+
+    actors = {"A": confirm_and_read_back(table, consistent=False)}
+    result = explore(actors, conn=tconn, setup=setup, invariant=answers_confirmed, faults=["stale-read"])
+    assert not result.passed
+    assert result.scenario == "'A A' with A2: stale-read"
+    assert result.message == "the answer shows the order 'new'"
+    assert result.interleaving is not None
+    history = result.interleaving.history
+    assert list(history["operation"]) == ["UpdateItem", "GetItem"]
+    assert list(history["injected"].fillna("")) == ["", "stale-read"]
+    assert status_of(tconn, table) is not None
+    setup()
+    again = run_interleaving(actors, result.counterexample or "", conn=tconn, faults=list(result.faults))
+    assert (
+        again.results == {"A": "new"} and status_of(tconn, table) == "confirmed"
+    )  # the write landed; the read was old
+    replay = load(result.save(tmp_path / "race.json"))
+    assert replay.faults == ("A2: stale-read",)
+    assert replay.run(actors, conn=tconn, setup=setup).results == {"A": "new"}
+
+
+def test_explore__read_back_consistent__passes__no_call_point_takes_a_stale_read(tconn: Connection, table: str) -> None:
+    """ConsistentRead=True: DynamoDB never answers it stale, so explore places no stale-read; it passes."""
+    result = explore(
+        {"A": confirm_and_read_back(table, consistent=True)},
+        conn=tconn,
+        setup=lambda: put_order(tconn, table),
+        invariant=lambda res: res.results.get("A") == "confirmed",
+        faults=["stale-read"],
+    )
+    assert result.passed and result.scenarios == 1, result.summary()
+
+
+def test_explore__two_actors__the_writer_s_order_and_a_stale_read_both_named(tconn: Connection, table: str) -> None:
+    """B pays the order and reads it back; A cancels it first or not: the stale read is found in an order with A."""
+
+    def pay_and_read(client: Any) -> str:
+        client.update_item(
+            TableName=table,
+            Key=ORDER,
+            UpdateExpression="SET paid = :t",
+            ExpressionAttributeValues={":t": {"BOOL": True}},
+        )
+        return "paid" if client.get_item(TableName=table, Key=ORDER)["Item"].get("paid") else "unpaid"
+
+    def cancel(client: Any) -> None:
+        client.update_item(
+            TableName=table,
+            Key=ORDER,
+            UpdateExpression="SET #s = :s",
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues={":s": {"S": "cancelled"}},
+        )
+
+    def paid_is_seen(res: Interleaving) -> None:
+        assert res.results.get("B") == "paid", f"B answered {res.results.get('B')}"
+
+    result = explore(
+        {"A": cancel, "B": pay_and_read},
+        conn=tconn,
+        setup=lambda: put_order(tconn, table),
+        invariant=paid_is_seen,
+        faults=["stale-read"],
+        strategy="dpor",
+    )
+    assert not result.passed and result.faults == ("B2: stale-read",), result.summary()
+    assert "with B2: stale-read" in (result.scenario or "") and "B2: stale-read" in result.summary()
+
+
+def test_run_interleaving__unprocessed_items__batch_write_drops_its_last_item_batch_get_hands_back_its_last_key(
+    tconn: Connection, table: str
+) -> None:
+    """BatchWriteItem: the last put is not applied, it is in UnprocessedItems; BatchGetItem: the last key too."""
+    rows = [{"PK": {"S": f"ROW#{i}"}, "SK": {"S": "R"}} for i in range(3)]
+
+    def write(client: Any) -> Any:
+        return client.batch_write_item(RequestItems={table: [{"PutRequest": {"Item": row}} for row in rows]})
+
+    def read(client: Any) -> Any:
+        return client.batch_get_item(RequestItems={table: {"Keys": rows}})
+
+    wrote = run_interleaving({"A": write}, "A", conn=tconn, faults=["A1: unprocessed-items"])
+    assert wrote.results["A"]["UnprocessedItems"] == {table: [{"PutRequest": {"Item": rows[2]}}]}
+    stored = {i["PK"]["S"] for i in tconn.client.scan(TableName=table, ConsistentRead=True)["Items"]}
+    assert stored == {"ROW#0", "ROW#1"}
+    tconn.client.put_item(TableName=table, Item=rows[2])
+    got = run_interleaving({"A": read}, "A", conn=tconn, faults=["A1: unprocessed-items"])
+    assert got.results["A"]["UnprocessedKeys"][table]["Keys"] == [rows[2]]
+    assert sorted(i["PK"]["S"] for i in got.results["A"]["Responses"][table]) == ["ROW#0", "ROW#1"]
+    assert list(got.history["injected"]) == ["unprocessed-items"]
+
+
+def test_run_interleaving__short_page__query_and_scan_end_after_one_item_with_a_last_evaluated_key(
+    tconn: Connection, table: str
+) -> None:
+    """short-page: a page of one item and a LastEvaluatedKey; the next page (a call of its own) has the rest."""
+    for i in range(3):
+        tconn.client.put_item(TableName=table, Item={"PK": {"S": "CUST#1"}, "SK": {"S": f"O#{i}"}})
+    query = {
+        "TableName": table,
+        "KeyConditionExpression": "PK = :p",
+        "ExpressionAttributeValues": {":p": {"S": "CUST#1"}},
+    }
+
+    def paginate(client: Any) -> list[int]:
+        return [int(page["Count"]) for page in client.get_paginator("query").paginate(**query)]
+
+    res = run_interleaving({"A": paginate}, "A A", conn=tconn, faults=["A1: short-page"])
+    assert res.results["A"] == [1, 2]
+    scan = run_interleaving({"A": lambda c: c.scan(TableName=table)}, "A", conn=tconn, faults=["A1: short-page"])
+    assert scan.results["A"]["Count"] == 1 and "LastEvaluatedKey" in scan.results["A"]
