@@ -45,9 +45,9 @@ only) are faults like the others: DynamoDB's answer to one call, placed where Dy
 With faults, one actor is enough (a service that reads back its own write races with DynamoDB).
 DPOR stays sound with them: a run whose scenario holds a stale read starts from settled images
 (the endpoint forgets the images before it, so setup's writes are not what a stale read sees),
-and when the stale read is a Query or Scan — whose answer undoes the most recent commit to *any*
-item it reads — every write to the tables it reads counts as touching the whole table, so the
-order of those writes is explored (tests/races/test_soundness.py checks it against exhaustive
+and when the stale read is a Query, Scan or BatchGetItem — whose answer undoes the most recent
+commit to *any* item it reads — every write to the tables it reads counts as touching the whole
+table, so the order of those writes is explored (tests/races/test_soundness.py checks it against exhaustive
 search).
 
 Actors must be deterministic: given the same answers from DynamoDB they make the same calls.

@@ -22,7 +22,7 @@ from ..errors import RaceError
 from ..faults import FaultPlan, parse_faults
 from ..faults.control import settle_images
 from ..faults.kinds import StaleRead
-from ..operations import WHOLE_TABLE, tables_of
+from ..operations import Op, tables_of
 from .calls import BudgetSpent, Call, Trace, nondeterministic
 from .gate import BLOCKED, DONE, QUEUED, GatedRun, OrderChooser, Task, prefer
 from .identity import Access, KeySchemas
@@ -146,11 +146,12 @@ class Runner:
         self.stale, self.widen = self._stale_reads(self.faults)
 
     def _stale_reads(self, faults: tuple[str, ...]) -> tuple[bool, frozenset[str]]:
-        """Does the scenario hold a stale read; the tables a stale Query or Scan reads.
+        """Does the scenario hold a stale read; the tables a stale Query, Scan or BatchGetItem reads.
 
-        A stale Query or Scan answers as of before the most recent commit to *any* item it reads,
-        so the order of writes to different items of its table changes its answer: those writes
-        must conflict with one another (each counts as touching the whole table).
+        Such a read answers as of before the most recent commit(s) to *any* item it reads (one
+        snapshot), so the order of writes to different items of its table changes its answer:
+        those writes must conflict with one another (each counts as touching the whole table).
+        A stale GetItem steps back through its own key's writes, which conflict already.
         """
         stale, tables = False, set()
         for actor, calls in parse_faults(list(faults), self.names).items():
@@ -163,7 +164,7 @@ class Runner:
                     tables.add("")
                     continue
                 operation, params = solo[n - 1]
-                if operation in WHOLE_TABLE:
+                if operation != Op.GET_ITEM:  # one key's writes are ordered already; several keys' are not
                     tables.update(tables_of(operation, params))
         return stale, frozenset(tables)
 
