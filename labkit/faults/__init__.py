@@ -101,7 +101,7 @@ from .kinds import (
     StaleRead,
     Throttle,
     UnprocessedItems,
-    WeakAnswer,
+    WeakAnswerFault,
     parse_faults,
 )
 from .race import (
@@ -133,7 +133,7 @@ __all__ = [
     "Throttle",
     "UnprocessedItems",
     "WEAK_ANSWERS",
-    "WeakAnswer",
+    "WeakAnswerFault",
     "advance_token_clock",
     "cancelled",
     "canned_response",

@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ValidationError
-from ..operations import EVENTUAL_READS, PAGED, PARTIAL, WHOLE_TABLE
+from ..operations import (
+    WEAK_ANSWER_HEADER,
+    WEAK_ANSWER_OPERATIONS,
+    WEAK_ANSWER_WHERE,
+    WHOLE_TABLE,
+    WeakAnswer,
+    weak_answer_misuse,
+)
 from ..validation import check_int
 from .answers import THROTTLES, did_you_mean
 
@@ -87,40 +94,31 @@ class Hold(Fault):
 
 
 @dataclass(frozen=True)
-class WeakAnswer(Fault):
+class WeakAnswerFault(Fault):
     """An answer DynamoDB may give that is weaker than labkit's engine gives by default.
 
-    The race lab sends the request with the directive header :data:`WEAK_ANSWER_HEADER` and the
-    embedded endpoint (profile ``labkit``) answers as DynamoDB may: the answer is real, from the
-    engine's state. Only where DynamoDB can give it (:meth:`refusal`).
+    The race lab sends the real request with the directive header
+    :data:`~labkit.operations.WEAK_ANSWER_HEADER` and the embedded endpoint (profile ``labkit``)
+    answers as DynamoDB may, from its own state. Only where DynamoDB can give it (:meth:`refusal`).
     """
 
     #: the operations it applies to (from the operation catalogue)
     operations: frozenset[str] = field(default=frozenset(), init=False, repr=False)
 
     def refusal(self, operation: str, params: Mapping[str, Any]) -> str | None:
-        """Why DynamoDB cannot give this answer to the request, or None when it can."""
+        """Why DynamoDB cannot give this answer to the request (the engine's own words), or None when it can."""
         if operation not in self.operations:
-            return f"{operation} is not one of {', '.join(sorted(self.operations))}"
-        return None
+            return f"DynamoDB never answers {operation} with {self.label}; {WEAK_ANSWER_WHERE}"
+        found = weak_answer_misuse(self.label, operation, params)
+        return None if found is None else found.removeprefix(f"{WEAK_ANSWER_HEADER}: ")
 
-
-def eventually_consistent(operation: str, params: Mapping[str, Any]) -> bool:
-    """Does DynamoDB answer this read eventually consistent (``ConsistentRead`` not true)?
-
-    BatchGetItem: if any of its tables is read without ``ConsistentRead``. A GSI read is always
-    eventually consistent (``ConsistentRead=True`` on a GSI is refused by DynamoDB).
-    """
-    if operation not in EVENTUAL_READS:
-        return False
-    if "RequestItems" in params:
-        tables = params.get("RequestItems") or {}
-        return any(not (spec or {}).get("ConsistentRead") for spec in tables.values() if isinstance(spec, Mapping))
-    return not params.get("ConsistentRead")
+    def _named(self, kind: WeakAnswer, operations: frozenset[str]) -> None:
+        object.__setattr__(self, "label", str(kind))
+        object.__setattr__(self, "operations", operations)
 
 
 @dataclass(frozen=True)
-class StaleRead(WeakAnswer):
+class StaleRead(WeakAnswerFault):
     """An eventually consistent read answered as of before the most recent write to what it reads.
 
     GetItem, BatchGetItem, Query, Scan without ``ConsistentRead=True`` (a GSI query always); the
@@ -128,42 +126,24 @@ class StaleRead(WeakAnswer):
     """
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "label", "stale-read")
-        object.__setattr__(self, "operations", EVENTUAL_READS)
-
-    def refusal(self, operation: str, params: Mapping[str, Any]) -> str | None:
-        found = super().refusal(operation, params)
-        if found is None and not eventually_consistent(operation, params):
-            return f"this {operation} asks for ConsistentRead=True, and a strongly consistent read is never stale"
-        return found
+        self._named(WeakAnswer.STALE_READ, WEAK_ANSWER_OPERATIONS[WeakAnswer.STALE_READ])
 
 
 @dataclass(frozen=True)
-class UnprocessedItems(WeakAnswer):
+class UnprocessedItems(WeakAnswerFault):
     """A batch answered 200 with its last item left over (``UnprocessedItems``/``UnprocessedKeys``)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "label", "unprocessed-items")
-        object.__setattr__(self, "operations", PARTIAL)
+        self._named(WeakAnswer.UNPROCESSED_ITEMS, WEAK_ANSWER_OPERATIONS[WeakAnswer.UNPROCESSED_ITEMS])
 
 
 @dataclass(frozen=True)
-class ShortPage(WeakAnswer):
+class ShortPage(WeakAnswerFault):
     """A Query or Scan page that ends after its first item, with a ``LastEvaluatedKey``."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "label", "short-page")
-        object.__setattr__(self, "operations", PAGED & WHOLE_TABLE)
+    def __post_init__(self) -> None:  # Query and Scan (PartiQL's pages are not one of the race lab's kinds)
+        self._named(WeakAnswer.SHORT_PAGE, WEAK_ANSWER_OPERATIONS[WeakAnswer.SHORT_PAGE] & WHOLE_TABLE)
 
-
-#: The request header that asks the embedded endpoint for a weak answer (and the answer's echo).
-WEAK_ANSWER_HEADER = "X-Labkit-Weak-Answer"
-#: Where each weak answer applies, said once (every refusal quotes it).
-WEAK_WHERE = (
-    "stale-read applies to GetItem, BatchGetItem, Query and Scan without ConsistentRead=True "
-    "(a query of a global secondary index always); unprocessed-items to BatchWriteItem and "
-    "BatchGetItem; short-page to Query and Scan"
-)
 
 #: The fault DSL's names.
 FAULT_NAMES: dict[str, Callable[[], Fault]] = {
@@ -176,12 +156,12 @@ FAULT_NAMES: dict[str, Callable[[], Fault]] = {
     "internal-error": ServerError,
     "internal-error-applied": lambda: ServerError(applied=True),
     "hold": Hold,
-    "stale-read": StaleRead,
-    "unprocessed-items": UnprocessedItems,
-    "short-page": ShortPage,
+    WeakAnswer.STALE_READ: StaleRead,
+    WeakAnswer.UNPROCESSED_ITEMS: UnprocessedItems,
+    WeakAnswer.SHORT_PAGE: ShortPage,
 }
 #: The weak answers' names (they need labkit's embedded endpoint, profile ``labkit``).
-WEAK_ANSWERS = ("stale-read", "unprocessed-items", "short-page")
+WEAK_ANSWERS: tuple[str, ...] = tuple(WeakAnswer)
 #: ``B2: lose-response``; a thread an actor starts (a sub-actor) takes a ``#``: ``A.1#2: lose-response``.
 _SPEC = re.compile(r"^\s*(?P<actor>[^\s:#]+?)#?(?P<n>\d+)\s*:\s*(?P<name>[a-z-]+)(?:\((?P<arg>\d+)\))?\s*$")
 

@@ -21,13 +21,11 @@ from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
 
 from ..engine_hooks import Rejection
-from ..errors import RaceError, ValidationError
-from ..operations import Op
+from ..errors import ConfigurationError, RaceError, ValidationError
+from ..operations import WEAK_ANSWER_HEADER, WEAK_ANSWER_NONE, Op
 from .answers import HELD, error_body, rejection
 from .control import control
 from .kinds import (
-    WEAK_ANSWER_HEADER,
-    WEAK_WHERE,
     Conflict,
     Fault,
     FaultSpec,
@@ -35,7 +33,7 @@ from .kinds import (
     LoseResponse,
     ServerError,
     Throttle,
-    WeakAnswer,
+    WeakAnswerFault,
     call_point,
     check_order,
     parse_faults,
@@ -87,7 +85,7 @@ class FaultPlan:
 
     def weak_labels(self) -> tuple[str, ...]:
         """The weak answers planned (``("stale-read",)``): they need labkit's embedded endpoint."""
-        found = (f.label for calls in self.plan.values() for f in calls.values() if isinstance(f, WeakAnswer))
+        found = (f.label for calls in self.plan.values() for f in calls.values() if isinstance(f, WeakAnswerFault))
         return tuple(dict.fromkeys(found))
 
     def mark(self, actor: str, context: dict[str, Any]) -> None:
@@ -131,7 +129,7 @@ class FaultPlan:
         request.context.pop(_FAULT, None)  # once per call: a botocore retry goes through
         operation = request.context.get(_CALL, {}).get("operation") or _target(request)
         params = _body(request)
-        if isinstance(fault, WeakAnswer):
+        if isinstance(fault, WeakAnswerFault):
             return self._weak(client, session, request, actor, n, fault, operation, params)
         self.fired.append((actor, n, fault.label))
         if isinstance(fault, LoseResponse):
@@ -162,7 +160,7 @@ class FaultPlan:
         request: Any,
         actor: str,
         n: int,
-        fault: WeakAnswer,
+        fault: WeakAnswerFault,
         operation: str,
         params: Mapping[str, Any],
     ) -> Any:
@@ -170,8 +168,7 @@ class FaultPlan:
         reason = fault.refusal(operation, params)
         if reason is not None:
             error = ValidationError(
-                f"{fault.label} on {call_point(actor, n)}: {reason}; nothing was sent. {WEAK_WHERE}: "
-                "move the fault to such a call"
+                f"{fault.label} on {call_point(actor, n)}: {reason}. Nothing was sent: move the fault to such a call"
             )
             if session is not None:
                 session.refuse(error)  # ends the run (raises)
@@ -183,8 +180,17 @@ class FaultPlan:
         finally:
             del request.headers[WEAK_ANSWER_HEADER]  # a botocore retry is an ordinary request
         echo = answer.headers.get(WEAK_ANSWER_HEADER)
+        if echo is None and answer.status_code < 300:  # answered, and the directive not seen: not labkit's engine
+            unseen = ConfigurationError(
+                f"{fault.label} on {call_point(actor, n)}: the endpoint at {request.url} answered without "
+                f"{WEAK_ANSWER_HEADER}, so it gives no weak answers (labkit's embedded endpoint, profile "
+                "labkit, does); run this on it, or leave the fault out"
+            )
+            if session is not None:
+                session.refuse(unseen)
+            raise unseen
         call = request.context.get(_CALL)
-        if isinstance(call, dict) and echo and echo != fault.label:  # "none; <reason>": it could not differ
+        if isinstance(call, dict) and echo and echo.startswith(WEAK_ANSWER_NONE):  # it could not differ
             call["injected"] = f"{fault.label} ({echo})"
         return answer
 

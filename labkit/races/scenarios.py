@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..faults import CONFLICTABLE, FAULT_NAMES
-from ..faults.kinds import WEAK_ANSWERS, WeakAnswer, call_point
+from ..faults.kinds import WEAK_ANSWERS, WeakAnswerFault, call_point
 
 #: The faults explore places at every call point (``hold`` needs two turns of one transaction).
 EXPLORE_FAULTS = tuple(name for name in FAULT_NAMES if name != "hold")
@@ -62,7 +62,7 @@ def can_give(fault: str, operation: str, params: Mapping[str, Any] | None = None
     if fault in ONLY_FOR:
         return operation in ONLY_FOR[fault]
     kind = FAULT_NAMES[fault]()
-    if isinstance(kind, WeakAnswer):
+    if isinstance(kind, WeakAnswerFault):
         if params is None:
             return operation in kind.operations
         return kind.refusal(operation, params) is None

@@ -135,7 +135,7 @@ def test_run_interleaving__weak_answer_on_the_wrong_call__one_clear_error__the_c
     with pytest.raises(ValidationError) as info:
         run_interleaving({"A": actor}, "A", conn=tconn, faults=[fault])
     message = str(info.value)
-    assert where in message and "nothing was sent" in message
+    assert where in message and "Nothing was sent" in message
     for kind in WEAK_ANSWERS:
         assert f"{kind} applies to" in message or f"; {kind} to" in message, message
     assert sent == [call] and status_of(tconn, table) is None  # the actor called; the request never left
@@ -185,7 +185,7 @@ def test_explore__read_back_after_a_write__stale_read_found_with_one_actor_and_r
     result = explore(actors, conn=tconn, setup=setup, invariant=answers_confirmed, faults=["stale-read"])
     assert not result.passed
     assert result.scenario == "'A A' with A2: stale-read"
-    assert result.message == "the answer shows the order 'new'"
+    assert (result.message or "").splitlines()[0] == "the answer shows the order 'new'"
     assert result.interleaving is not None
     history = result.interleaving.history
     assert list(history["operation"]) == ["UpdateItem", "GetItem"]
