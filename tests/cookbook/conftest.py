@@ -25,6 +25,7 @@ from recipes.client import dynamodb_client
 #: explorations: every recipe test runs with them, each placed only where DynamoDB can give it. The
 #: recipes handle these answers (ConsistentRead where a read decides, batch leftovers sent again,
 #: every page of a Query).
+WEAK_ANSWERS = ("stale-read", "unprocessed-items", "short-page")
 FAULTS = ["lose-response", "transaction-conflict", *(f for f in WEAK_ANSWERS if f in EXPLORE_FAULTS)]
 
 
