@@ -67,9 +67,16 @@ def advance_clock(engine: DynamoEngine, params: dict[str, Any]) -> tuple[int, di
     return 200, {"Advanced": advanced}
 
 
+def settle_images(engine: DynamoEngine, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """``Labkit.SettleImages {}``: forget the earlier images the engine keeps (every write so far has
+    propagated): a stale read after it can undo only later writes. The race lab sends it after ``setup()``."""
+    history = engine.history
+    return 200, {"Dropped": history.clear() if history is not None else 0}
+
+
 def labkit_controls(injector: FaultInjector) -> dict[str, Control]:
     """The ``Labkit.*`` control operations of the ``labkit`` profile, by ``X-Amz-Target``."""
-    return {**fault_controls(injector), Op.ADVANCE_CLOCK: advance_clock}
+    return {**fault_controls(injector), Op.ADVANCE_CLOCK: advance_clock, Op.SETTLE_IMAGES: settle_images}
 
 
 def build_engine(

@@ -111,6 +111,7 @@ class Op(StrEnum):
     HOLD_TRANSACTION = "Labkit.HoldTransaction"
     RELEASE_TRANSACTION = "Labkit.ReleaseTransaction"
     ADVANCE_CLOCK = "Labkit.AdvanceClock"
+    SETTLE_IMAGES = "Labkit.SettleImages"
 
     def __repr__(self) -> str:  # an Op is its name, in messages too: f"{op!r}" is 'GetItem'
         return repr(self.value)
@@ -292,7 +293,14 @@ _RECORDS: tuple[Operation, ...] = (
     ),
     *(
         Operation(op, "none", "labkit")
-        for op in (Op.SET_FAULTS, Op.GET_FAULTS, Op.HOLD_TRANSACTION, Op.RELEASE_TRANSACTION, Op.ADVANCE_CLOCK)
+        for op in (
+            Op.SET_FAULTS,
+            Op.GET_FAULTS,
+            Op.HOLD_TRANSACTION,
+            Op.RELEASE_TRANSACTION,
+            Op.ADVANCE_CLOCK,
+            Op.SETTLE_IMAGES,
+        )
     ),
 )
 

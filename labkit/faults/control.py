@@ -83,11 +83,7 @@ def settle_images(conn: Connection) -> None:
     The race lab calls it after ``setup()`` before a run with a stale read, so the stale read sees
     the writes of its own run and never the image before setup's (the previous run's state).
     """
-    _settle(_endpoint(conn))
-
-
-def _settle(url: str) -> None:
-    return None  # PENDING: E's control operation
+    control(_endpoint(conn), Op.SETTLE_IMAGES, {})
 
 
 def set_endpoint_faults(

@@ -293,7 +293,7 @@ class Ctx:
         if kind == "batch_get":
             keys = [self.key(step.item)] + ([self.key(step.other)] if step.other != step.item else [])
             out = client.batch_get_item(RequestItems={t: {"Keys": keys, "ConsistentRead": consistent}})
-            return tuple(sorted(str(i["n"]) for i in out["Responses"][t]))
+            return tuple(sorted(str(i["n"]) for i in out["Responses"].get(t, [])))  # all unprocessed: none
         if kind == "batch_write":
             writes: list[dict[str, Any]] = [{"PutRequest": {"Item": self.item(step.item, step.value, who)}}]
             if step.other != step.item:

@@ -116,6 +116,14 @@ class ImageHistory:
         for item in [i for i in self._items if i[:2] == (account, region)]:
             del self._items[item]
 
+    def clear(self) -> int:
+        """Forget every change kept (every account and region): as if every write so far had propagated."""
+        dropped = len(self._kept)
+        self._kept.clear()
+        self._items.clear()
+        self._bytes = 0
+        return dropped
+
     def rollbacks(self, account: str, region: str, scope: Scope, steps: int = STEPS) -> Iterator[list[Change]]:
         """The changes to undo, newest first, for a view as of before the latest commit in ``scope``;
         then before the two latest; ... (at most ``steps`` commits). Only changes in ``scope`` are undone."""
