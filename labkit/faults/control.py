@@ -83,7 +83,15 @@ def settle_images(conn: Connection) -> None:
     The race lab calls it after ``setup()`` before a run with a stale read, so the stale read sees
     the writes of its own run and never the image before setup's (the previous run's state).
     """
-    control(_endpoint(conn), Op.SETTLE_IMAGES, {})
+    url = _endpoint(conn)
+    try:
+        control(url, Op.SETTLE_IMAGES, {})
+    except ConfigurationError:
+        raise ConfigurationError(
+            f"stale-read needs labkit's embedded endpoint with profile labkit, and the endpoint at {url} keeps "
+            "no earlier images (e.g. `labkit serve --profile dynamodb-local`): it gives no weak answers. "
+            "Use the default profile, or leave the fault out; nothing was run"
+        ) from None
 
 
 def set_endpoint_faults(

@@ -180,6 +180,12 @@ class FaultPlan:
         finally:
             del request.headers[WEAK_ANSWER_HEADER]  # a botocore retry is an ordinary request
         echo = answer.headers.get(WEAK_ANSWER_HEADER)
+        refused = _directive_refused(answer)
+        if refused is not None:  # the endpoint's 400 on the directive itself (e.g. profile dynamodb-local)
+            said = ValidationError(f"{fault.label} on {call_point(actor, n)}: the endpoint refused it: {refused}")
+            if session is not None:
+                session.refuse(said)
+            raise said
         if echo is None and answer.status_code < 300:  # answered, and the directive not seen: not labkit's engine
             unseen = ConfigurationError(
                 f"{fault.label} on {call_point(actor, n)}: the endpoint at {request.url} answered without "
@@ -273,6 +279,17 @@ def _body(request: Any) -> dict[str, Any]:
     except ValueError:
         return {}
     return params if isinstance(params, dict) else {}
+
+
+def _directive_refused(answer: Any) -> str | None:
+    """The endpoint's message when it refused the weak-answer directive (a 400 that names the header), else None."""
+    if answer.status_code != 400:
+        return None
+    try:
+        message = str(json.loads(answer.content or b"{}").get("message") or "")
+    except (ValueError, AttributeError):
+        return None
+    return message if message.startswith(WEAK_ANSWER_HEADER) else None
 
 
 def _send(client: Any, request: Any) -> Any:

@@ -15,11 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from labkit.backend import Connection
+from labkit.embedded import DYNAMODB_LOCAL, start_endpoint
 from labkit.errors import ConfigurationError, ValidationError
 from labkit.faults import ShortPage, StaleRead, UnprocessedItems
+from labkit.faults.control import control, settle_images
 from labkit.faults.kinds import WEAK_ANSWERS
+from labkit.operations import Op
 from labkit.races import Interleaving, explore, load, run_interleaving
 from labkit.races.scenarios import EXPLORE_FAULTS, Point, can_give, check_fault_names, fault_scenarios
 
@@ -291,3 +295,59 @@ def test_run_interleaving__short_page__query_and_scan_end_after_one_item_with_a_
     assert res.results["A"] == [1, 2]
     scan = run_interleaving({"A": lambda c: c.scan(TableName=table)}, "A", conn=tconn, faults=["A1: short-page"])
     assert scan.results["A"]["Count"] == 1 and "LastEvaluatedKey" in scan.results["A"]
+
+
+def test_run_interleaving__stale_read_starts_settled__it_undoes_only_the_run_s_own_writes(
+    tconn: Connection, table: str
+) -> None:
+    """Writes made before the run (setup's) have propagated: a stale read with no write of its run is fresh."""
+    put_order(tconn, table, "new")
+    put_order(tconn, table, "paid")  # before the run: its image of 'new' is forgotten when the run starts
+
+    def read(client: Any) -> str:
+        return str(client.get_item(TableName=table, Key=ORDER)["Item"]["status"]["S"])
+
+    res = run_interleaving({"A": read}, "A", conn=tconn, faults=["A1: stale-read"])
+    assert res.results == {"A": "paid"}
+    (injected,) = list(res.history["injected"])
+    assert injected.startswith("stale-read (none; ")  # the echo: it could not differ
+
+
+def test_settle_images__the_endpoint_forgets_its_kept_images(tconn: Connection, table: str) -> None:
+    """Labkit.SettleImages answers how many kept changes it dropped; a second one drops none."""
+    put_order(tconn, table, "new")
+    put_order(tconn, table, "paid")
+    settle_images(tconn)
+    assert control(str(tconn.endpoint_url), Op.SETTLE_IMAGES, {}) == {"Dropped": 0}
+
+
+def test_run_interleaving__profile_dynamodb_local__the_directive_refused__the_run_stops_with_its_message() -> None:
+    """Profile dynamodb-local gives no weak answers: a stale read is refused before the run (it cannot settle
+    images), another weak answer ends the run at its call with the endpoint's 400, named."""
+    with start_endpoint(profile=DYNAMODB_LOCAL) as endpoint:
+        local = Connection("embedded", endpoint.url, "us-east-1", "orders")
+        local.client.create_table(
+            TableName="orders",
+            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        caught: list[Any] = []
+
+        def read(client: Any) -> None:
+            caught.append(client.get_item(TableName="orders", Key={"PK": {"S": "x"}}))
+
+        with pytest.raises(ConfigurationError, match="keeps no earlier images .* nothing was run"):
+            run_interleaving({"A": read}, "A", conn=local, faults=["A1: stale-read"])
+        assert caught == []
+
+        def read_batch(client: Any) -> None:
+            try:
+                client.batch_get_item(RequestItems={"orders": {"Keys": [{"PK": {"S": "x"}}]}})
+            except BaseException as exc:  # the actor never sees the endpoint's 400: the run ends first
+                caught.append(exc)
+                raise
+
+        with pytest.raises(ValidationError, match="the endpoint refused it: X-Labkit-Weak-Answer: this endpoint gives"):
+            run_interleaving({"A": read_batch}, "A", conn=local, faults=["A1: unprocessed-items"])
+        assert all(not isinstance(exc, ClientError) for exc in caught)
