@@ -6,9 +6,10 @@ hash-only or hash+range, its key attributes named as teams name them (``id``, ``
 calls are the ones the issue lists — GetItem, a PutItem computed from what the actor read,
 UpdateItem SET and ADD, DeleteItem, a conditional PutItem, a TransactWriteItems (an Update and a
 ConditionCheck) — and the others that name items: Query on a partition, Scan, BatchGetItem,
-BatchWriteItem, PartiQL with the full key. A third of the reads (GetItem, Query, Scan, BatchGetItem)
-are DynamoDB's default, eventually consistent, so a ``stale-read`` has somewhere to land. Every call's error is caught and recorded, so an actor
-makes the same number of calls in every order (the comparison is fair to any exploration).
+BatchWriteItem, PartiQL with the full key. A third of the reads (GetItem, Query, Scan,
+BatchGetItem) are DynamoDB's default, eventually consistent, so a ``stale-read`` has somewhere to
+land. Every call's error is caught and recorded, so an actor makes the same number of calls in
+every order (the comparison is fair to any exploration).
 
 A program's *final state* is every item of the table and what every actor's calls answered.
 
@@ -31,7 +32,13 @@ from labkit.races import Interleaving
 from labkit.races.orders import count_orders
 
 #: The faults a generated program may be explored with (one place: add new kinds here).
-FAULT_KINDS: tuple[str, ...] = ("lose-response", "transaction-conflict", "stale-read", "unprocessed-items", "short-page")
+FAULT_KINDS: tuple[str, ...] = (
+    "lose-response",
+    "transaction-conflict",
+    "stale-read",
+    "unprocessed-items",
+    "short-page",
+)
 
 
 @dataclass(frozen=True)
