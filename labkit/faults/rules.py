@@ -20,7 +20,7 @@ from .answers import CONFLICTABLE, ERRORS, OPERATIONS, did_you_mean
 
 #: What a rule may give: one of DynamoDB's errors, or one of its weak answers (a 200 that
 #: holds less than a strong, whole, full one: :class:`labkit.operations.WeakAnswer`).
-KINDS: tuple[str, ...] = (*ERRORS, *WeakAnswer)
+KINDS: tuple[str, ...] = (*ERRORS, *(kind.value for kind in WeakAnswer))
 
 _RULE_FIELDS = ("operation", "table", "key", "error", "probability", "count", "apply_first", "item")
 
