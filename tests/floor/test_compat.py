@@ -102,3 +102,20 @@ def test_moto_range_tool__lowest_and_highest__from_pip_index_output() -> None:
     assert tool.in_range(versions) == tool.in_range(versions, tool.MOTO_RANGE)
     with pytest.raises(SystemExit):
         tool.parse_index("ERROR: No matching distribution found for moto")
+
+
+def test_moto_range_tool__tested_here__runs_only_the_ends_this_venv_has_not_tested(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--tested-here (.ci/run) leaves out the moto installed beside this Python, which the README's test
+    command has just tested, and runs the other end; with neither flag nor match every end runs."""
+    tool = _moto_range_tool()
+    ran: list[str] = []
+    monkeypatch.setattr(tool, "run", lambda version: ran.append(version) or True)
+    monkeypatch.setattr(tool, "installed_moto", lambda: "5.2.5")
+    assert tool.main(["--run", "--versions", "5.2.5,5.2.9", "--tested-here"]) == 0
+    assert ran == ["5.2.9"]
+    assert "moto 5.2.5 is this environment's" in capsys.readouterr().out
+    ran.clear()
+    assert tool.main(["--run", "--versions", "5.2.5,5.2.9"]) == 0
+    assert ran == ["5.2.5", "5.2.9"]
