@@ -31,37 +31,23 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import boto3
-from botocore.config import Config
+import common
 
 from labkit.embedded import start_endpoint
 
-REGION = "us-east-1"
 KEY = {"PK": {"S": "bench"}}
 ITEM = {**KEY, "n": {"N": "42"}, "name": {"S": "Ada Lovelace"}}
 CANNED = b'{"Item":{"PK":{"S":"bench"},"n":{"N":"42"},"name":{"S":"Ada Lovelace"}}}'
 
 
 def client(url: str | None) -> Any:
-    """A boto3 DynamoDB client with dummy credentials (no endpoint: in-process moto)."""
-    return boto3.session.Session().client(
-        "dynamodb",
-        endpoint_url=url,
-        region_name=REGION,
-        aws_access_key_id="bench",
-        aws_secret_access_key="bench",
-        config=Config(max_pool_connections=64, retries={"mode": "standard", "max_attempts": 1}),
-    )
+    """A client that never retries, with a pool as wide as the throughput runs' threads."""
+    return common.client(url, pool=64)
 
 
 def prepare(url: str | None, table: str) -> None:
     c = client(url)
-    c.create_table(
-        TableName=table,
-        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    common.create_hash_table(c, table)
     c.put_item(TableName=table, Item=ITEM)
 
 
