@@ -21,29 +21,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import boto3
-from botocore.config import Config
+from common import client
 
 from labkit.embedded import start_endpoint
 from labkit.operations import DYNAMODB_TARGET
 
-REGION = "us-east-1"
 HEADERS = {
     "content-type": "application/x-amz-json-1.0",
     "authorization": "AWS4-HMAC-SHA256 Credential=bench/20260101/us-east-1/dynamodb/aws4_request, "
     "SignedHeaders=host, Signature=0",
 }
-
-
-def client(url: str) -> Any:
-    return boto3.session.Session().client(
-        "dynamodb",
-        endpoint_url=url,
-        region_name=REGION,
-        aws_access_key_id="bench",
-        aws_secret_access_key="bench",
-        config=Config(retries={"mode": "standard", "max_attempts": 1}),
-    )
 
 
 def fill(engine: Any, table: str, size: int) -> None:

@@ -6,9 +6,13 @@ Set LABKIT_TEST_BACKEND=local (DynamoDB Local) or =aws to run the tests marked
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -16,6 +20,20 @@ import labkit
 from labkit.backend import Connection
 
 # Helpers and fixtures shared by the test files of one folder live in that folder's conftest.py.
+
+TOOLS = Path(__file__).resolve().parents[1] / "tools"
+
+
+def load_tool(name: str) -> ModuleType:
+    """``tools/<name>.py`` (scripts, not a package) as a module, loaded once per process."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, TOOLS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="session")

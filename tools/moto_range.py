@@ -5,6 +5,7 @@ moto release the range allows (and, on request, the newest release of all).
     python tools/moto_range.py --run            # tests/endpoint against the lowest and the highest of them
     python tools/moto_range.py --run --newest   # ... against the newest moto release, in range or not
     python tools/moto_range.py --run --versions 5.1.22
+    python tools/moto_range.py --run --tested-here   # ... leaving out this venv's moto (.ci/run: just tested)
 
 The releases come from ``pip index versions moto`` at run time, so a new 5.2.x is tested the day it
 is out; the range is ``labkit.compat.MOTO_RANGE`` (pyproject.toml says the same). Each version is
@@ -12,8 +13,10 @@ installed into a throwaway virtual environment of its own (kept under
 ``~/.cache/labkit/moto-venvs/``, keyed by the version and by pyproject.toml and constraints.txt, so
 a second run installs nothing), with labkit's other dependencies from constraints.txt and this
 checkout installed editable; tests/endpoint runs there. The exit status is non-zero if any
-version's tests fail; the last lines say which. ``.ci/run`` runs ``--run``; the workflow's
-``moto-newest`` job runs ``--run --newest`` and may fail without failing the build.
+version's tests fail; the last lines say which. ``.ci/run`` runs ``--run --tested-here`` (the
+README's test command has just run tests/endpoint on the pinned moto, so an end equal to it is not
+installed and run twice); the workflow's ``moto-newest`` job runs ``--run --newest`` and may fail
+without failing the build.
 """
 
 from __future__ import annotations
@@ -127,11 +130,26 @@ def run(version: str) -> bool:
     return status == 0
 
 
+def installed_moto() -> str | None:
+    """The moto version installed beside this interpreter (package metadata; moto is not imported)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("moto")
+    except PackageNotFoundError:
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", action="store_true", help="run tests/endpoint against the chosen versions")
     parser.add_argument("--newest", action="store_true", help="the newest moto release (in the range or not)")
     parser.add_argument("--versions", help="these versions instead (comma-separated)")
+    parser.add_argument(
+        "--tested-here",
+        action="store_true",
+        help="skip the version installed beside this Python: the test command just ran tests/endpoint on it",
+    )
     args = parser.parse_args(argv)
     if args.versions:
         chosen = [v.strip() for v in args.versions.split(",") if v.strip()]
@@ -149,6 +167,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.run:
         print("\n".join(chosen))
         return 0
+    if args.tested_here:
+        here = installed_moto()
+        if here in chosen:
+            print(f"moto_range: moto {here} is this environment's; the test command already ran tests/endpoint on it")
+            chosen = [v for v in chosen if v != here]
     results = {version: run(version) for version in chosen}
     for version, ok in results.items():
         print(f"moto_range: moto {version}: {'ok' if ok else 'FAILED'}")

@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from ..engine_hooks import Hook, Rejection, RequestInfo, wants
-from ..operations import DATA_PLANE, TOKENED, WeakAnswer
+from ..engine_hooks import Hook, Rejection, RequestInfo, wants, weak_answer
+from ..operations import DATA_PLANE, TOKENED, WeakAnswer, weak_answer_misuse
 from ..validation import check_non_negative
 from . import weak
 from .checks.request import validate
@@ -197,6 +197,13 @@ class DynamoEngine:
             if self.history is not None and found[0] == 200 and is_control_write(request.operation):
                 self.history.forget(account, region)
             return found
+        hooks = list(self._hooks)
+        rejection: Rejection | None = None
+        info = self._info(request, plan) if hooks else None
+        if info is not None:
+            hooks = [hook for hook in hooks if wants(hook, info)]
+        if kind is None and self.history is not None and info is not None:
+            kind = self._by_rule(request, info, hooks)
         left: dict[str, Any] = {}
         if kind is WeakAnswer.UNPROCESSED_ITEMS:
             rest, left = weak.split_last(request)
@@ -204,12 +211,8 @@ class DynamoEngine:
                 return _echo(response(200, weak.all_left(request.operation, left)), kind.value)
             request = rest
             plan = validate(request, schema_of, steps.check)
+            info = self._info(request, plan) if info is not None else None
         params = request.params
-        hooks = list(self._hooks)
-        rejection: Rejection | None = None
-        info = self._info(request, plan) if hooks else None
-        if info is not None:
-            hooks = [hook for hook in hooks if wants(hook, info)]
         for hook in hooks:
             assert info is not None
             rejection = hook.before(info, self.now())
@@ -281,6 +284,14 @@ class DynamoEngine:
         return _echo(response(200, payload), echo)
 
     # weak answers (:mod:`.weak`) ---------------------------------------------------------------
+    def _by_rule(self, request: Request, info: RequestInfo, hooks: list[Hook]) -> WeakAnswer | None:
+        """The weak answer a hook gives a request that did not ask for one (an endpoint fault rule)."""
+        for hook in hooks:
+            kind = weak_answer(hook, info, self.now())
+            if kind is not None and weak_answer_misuse(kind, request.operation, request.params) is None:
+                return WeakAnswer(kind)
+        return None
+
     def _stale(
         self,
         request: Request,

@@ -132,28 +132,23 @@ def scope(request: Request, plan: Plan, schema_of: SchemaOf) -> Scope:
     table it reads (a Query on an index: the changes whose images before or after are in that partition)."""
     params = request.params
     if request.operation in (Op.GET_ITEM, Op.BATCH_GET_ITEM):
-        named = {(table, key_text(key)) for table, key, strong, _ in plan.gets if not strong}
-        return lambda change: (change.table, key_text(change.key)) in named
+        return Scope(items=frozenset((table, key_text(key)) for table, key, strong, _ in plan.gets if not strong))
     table = str(params["TableName"])
-    if request.operation == Op.SCAN:
-        return lambda change: change.table == table
-    partition = plan.reads[0][1] if plan.reads else ""
+    partition = plan.reads[0][1] if plan.reads and request.operation == Op.QUERY else ""
     schema = schema_of(table)
     index = params.get("IndexName")
     found = None if schema is None or index is None else schema.index(str(index))
     hash_key = found.keys[0][0] if found is not None else schema.hash_key if schema is not None else ""
-    if not partition or not hash_key:  # legacy KeyConditions: the table
-        return lambda change: change.table == table
+    if not partition or not hash_key:  # a Scan, or a legacy KeyConditions: the table
+        return Scope(table=table)
 
     def in_partition(change: Change) -> bool:
-        if change.table != table:
-            return False
         images = (change.key,) if found is None else (change.before, change.after)
         return any(
             image is not None and hash_key in image and _canonical(image[hash_key]) == partition for image in images
         )
 
-    return in_partition
+    return Scope(table=table, test=in_partition)
 
 
 def _canonical(value: Mapping[str, Any]) -> str:

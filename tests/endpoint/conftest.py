@@ -156,10 +156,16 @@ def code_of(payload: dict[str, Any]) -> str:
 
 
 def make_table(
-    client: Any, *, range_key: bool = True, gsi: bool = False, stream: bool = False, lsi: bool = False
+    client: Any,
+    *,
+    range_key: bool = True,
+    gsi: bool = False,
+    stream: bool = False,
+    lsi: bool = False,
+    name: str | None = None,
 ) -> str:
     """A fresh PAY_PER_REQUEST table PK (S) [+ SK (S)] [+ GSI email-index on email (S)] [+ LSI at-index on at (S)]."""
-    name = f"labkit-eng-{uuid.uuid4().hex[:10]}"
+    name = name or f"labkit-eng-{uuid.uuid4().hex[:10]}"
     keys = [{"AttributeName": "PK", "KeyType": "HASH"}]
     attrs = [{"AttributeName": "PK", "AttributeType": "S"}]
     if range_key:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from labkit.compat import moto_problem
+from tests.conftest import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,18 +82,10 @@ def test_moto_requirement__is_the_one_pyproject_declares() -> None:
     assert "INSTALL_MOTO" in store_source and ">=5.0,<6" not in store_source
 
 
-def _moto_range_tool() -> Any:
-    spec = importlib.util.spec_from_file_location("moto_range_tool", ROOT / "tools" / "moto_range.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_moto_range_tool__lowest_and_highest__from_pip_index_output() -> None:
     """tools/moto_range.py reads `pip index versions moto` and picks the range's ends: final releases only,
     the lower bound included, the upper excluded (what .ci/run tests tests/endpoint against)."""
-    tool = _moto_range_tool()
+    tool = load_tool("moto_range")
     output = "moto (5.3.1)\nAvailable versions: 5.3.1, 5.3.0, 5.2.7, 5.2.6rc1, 5.2.6, 5.2.5, 5.2.4, 5.1.22\n"
     versions = tool.parse_index(output)
     assert versions[:3] == ["5.3.1", "5.3.0", "5.2.7"]
@@ -102,3 +93,25 @@ def test_moto_range_tool__lowest_and_highest__from_pip_index_output() -> None:
     assert tool.in_range(versions) == tool.in_range(versions, tool.MOTO_RANGE)
     with pytest.raises(SystemExit):
         tool.parse_index("ERROR: No matching distribution found for moto")
+
+
+def test_moto_range_tool__tested_here__runs_only_the_ends_this_venv_has_not_tested(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--tested-here (.ci/run) leaves out the moto installed beside this Python, which the README's test
+    command has just tested, and runs the other end; with neither flag nor match every end runs."""
+    tool = load_tool("moto_range")
+    ran: list[str] = []
+
+    def run(version: str) -> bool:
+        ran.append(version)
+        return True
+
+    monkeypatch.setattr(tool, "run", run)
+    monkeypatch.setattr(tool, "installed_moto", lambda: "5.2.5")
+    assert tool.main(["--run", "--versions", "5.2.5,5.2.9", "--tested-here"]) == 0
+    assert ran == ["5.2.9"]
+    assert "moto 5.2.5 is this environment's" in capsys.readouterr().out
+    ran.clear()
+    assert tool.main(["--run", "--versions", "5.2.5,5.2.9"]) == 0
+    assert ran == ["5.2.5", "5.2.9"]

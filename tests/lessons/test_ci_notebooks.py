@@ -13,7 +13,6 @@ test --slow``, which CI runs too).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import socket
@@ -22,29 +21,21 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import nbformat
 import pytest
 import yaml
 
+from tests.conftest import load_tool
+
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "ci.yml"
 STEP = "notebooks against DynamoDB Local"
 
 
-def _lessons() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("lessons_meta", ROOT / "tools" / "lessons.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 #: What each lesson skips there, and why: its front matter's local_skips (printed by engine_available).
-SKIPPED: dict[str, tuple[str, ...]] = {lesson.name: lesson.local_skips for lesson in _lessons().lessons()}
+SKIPPED: dict[str, tuple[str, ...]] = {lesson.name: lesson.local_skips for lesson in load_tool("lessons").lessons()}
 
 
 def _free_port() -> int:

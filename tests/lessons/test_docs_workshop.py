@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from tests.conftest import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKSHOP = (ROOT / "docs" / "workshop.md").read_text(encoding="utf-8")
 
 
-def _lessons() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("lessons_meta", ROOT / "tools" / "lessons.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-LESSONS = {lesson.name[:2]: lesson for lesson in _lessons().lessons()}
+LESSONS = {lesson.name[:2]: lesson for lesson in load_tool("lessons").lessons()}
 
 
 @pytest.mark.parametrize("number", sorted(LESSONS))

@@ -14,31 +14,22 @@ nbval (the README's test command) runs them.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import inspect
 import re
 from pathlib import Path
-from types import ModuleType
 
 import nbformat
 import pytest
 
 from labkit.exercises import names
 from labkit.exercises.solutions import REFERENCE
+from tests.conftest import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS_PY = ROOT / "labkit" / "exercises" / "solutions.py"
 
 
-def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("notebooks_tool", ROOT / "tools" / "notebooks.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-TOOL = _tool()
+TOOL = load_tool("notebooks")
 SOURCES = [s for s in TOOL.sources() if TOOL.is_exercise(s)]
 
 

@@ -10,7 +10,6 @@ source fails. nbval (the README's test command) runs the notebooks themselves.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -23,18 +22,12 @@ import nbformat
 import pytest
 import yaml
 
+from tests.conftest import load_tool
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("notebooks_tool", ROOT / "tools" / "notebooks.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-TOOL = _tool()
+TOOL = load_tool("notebooks")
 GENERATED = TOOL.all_targets()
 
 

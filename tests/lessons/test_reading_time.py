@@ -3,31 +3,21 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
+from tests.conftest import load_tool
+
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / "tools"
 
 
-def load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, TOOLS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-RT, META = load("reading_time"), load("lessons")
+RT, META = load_tool("reading_time"), load_tool("lessons")
 LESSONS = META.lessons()
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,8 +28,16 @@ BYTES_KEPT = 8 * 1024 * 1024
 STEPS = 8
 
 ItemId = tuple[str, str, str, str]  # account, region, table, the key as sorted JSON
-#: Which changes a read reads (the item it names, its partition, its table).
-Scope = Callable[[Change], bool]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a read reads: the items it names (``items``: table and :func:`key_text`), or else the
+    changes of ``table`` that ``test`` says it reads (its partition, its index partition, all)."""
+
+    items: frozenset[tuple[str, str]] | None = None
+    table: str = ""
+    test: Callable[[Change], bool] = lambda change: True
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,7 @@ class ImageHistory:
         self.per_item, self.changes, self.size = per_item, changes, size
         self._kept: OrderedDict[int, Kept] = OrderedDict()  # by a running number, oldest first
         self._items: dict[ItemId, deque[int]] = {}
+        self._tables: dict[tuple[str, str, str], OrderedDict[int, None]] = {}
         self._bytes = 0
         self._next = 0
         self._commits = 0
@@ -91,6 +100,7 @@ class ImageHistory:
             kept = Kept(self._commits, item, change, image_size(change.before) + image_size(change.after))
             n, self._next = self._next, self._next + 1
             self._kept[n] = kept
+            self._tables.setdefault(item[:3], OrderedDict())[n] = None
             self._bytes += kept.size
             mine = self._items.setdefault(item, deque())
             mine.append(n)
@@ -107,6 +117,10 @@ class ImageHistory:
     def _drop(self, n: int) -> None:
         kept = self._kept.pop(n)
         self._bytes -= kept.size
+        table = self._tables[kept.item[:3]]
+        del table[n]
+        if not table:
+            del self._tables[kept.item[:3]]
 
     def forget(self, account: str, region: str) -> None:
         """Drop every change kept in an account and region (a table there was made, changed or deleted)."""
@@ -127,10 +141,16 @@ class ImageHistory:
     def rollbacks(self, account: str, region: str, scope: Scope, steps: int = STEPS) -> Iterator[list[Change]]:
         """The changes to undo, newest first, for a view as of before the latest commit in ``scope``;
         then before the two latest; ... (at most ``steps`` commits). Only changes in ``scope`` are undone."""
+        if scope.items is not None:
+            found = (self._items.get((account, region, table, key), ()) for table, key in scope.items)
+            numbers: Iterable[int] = sorted((n for mine in found for n in mine), reverse=True)
+        else:
+            numbers = reversed(self._tables.get((account, region, scope.table), OrderedDict()))
         undo: list[Change] = []
         commit = None
-        for kept in reversed(self._kept.values()):
-            if kept.item[:2] != (account, region) or not scope(kept.change):
+        for n in numbers:
+            kept = self._kept[n]
+            if not scope.test(kept.change):
                 continue
             if commit is not None and kept.commit != commit:
                 yield list(undo)

@@ -127,15 +127,7 @@ def test_restart__a_table_made_again_under_its_name__has_only_its_new_items(tmp_
         table = make_table(client)
         client.put_item(TableName=table, Item={"PK": {"S": "old"}, "SK": {"S": "1"}})
         client.delete_table(TableName=table)
-        client.create_table(
-            TableName=table,
-            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
-            AttributeDefinitions=[
-                {"AttributeName": "PK", "AttributeType": "S"},
-                {"AttributeName": "SK", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        make_table(client, name=table)
         client.put_item(TableName=table, Item={"PK": {"S": "new"}, "SK": {"S": "1"}})
     with start_endpoint(data=tmp_path) as endpoint:
         assert scan_all(raw_client(endpoint.url), table) == [{"PK": {"S": "new"}, "SK": {"S": "1"}}]

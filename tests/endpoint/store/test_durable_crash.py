@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.endpoint.conftest import raw_client
+from tests.endpoint.conftest import make_table, raw_client
 
 pytestmark = pytest.mark.slow
 
@@ -106,12 +106,7 @@ def test_kill_9_under_load__every_acknowledged_write_is_there_and_no_transaction
     rng = random.Random(seed)
     process, url = _serve(tmp_path)
     client = raw_client(url)
-    client.create_table(
-        TableName=TABLE,
-        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    make_table(client, range_key=False, name=TABLE)
     for i in range(THREADS):
         for kind in ("c", "ta", "tb"):
             client.put_item(TableName=TABLE, Item={**_key(kind, i), "n": {"N": "0"}})
