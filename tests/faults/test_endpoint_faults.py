@@ -268,7 +268,7 @@ def test_serve__faults_file__aws_client_sees_the_faults(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- weak answers by rule
 
 
-def _weak_echo(answer: dict[str, Any]) -> str | None:
+def _weak_echo(answer: Any) -> str | None:
     found = answer["ResponseMetadata"]["HTTPHeaders"].get(WEAK_ANSWER_HEADER.lower())
     return None if found is None else str(found)
 
