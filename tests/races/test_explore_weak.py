@@ -313,12 +313,23 @@ def test_run_interleaving__stale_read_starts_settled__it_undoes_only_the_run_s_o
     assert injected.startswith("stale-read (none; ")  # the echo: it could not differ
 
 
-def test_settle_images__the_endpoint_forgets_its_kept_images(tconn: Connection, table: str) -> None:
-    """Labkit.SettleImages answers how many kept changes it dropped; a second one drops none."""
+def test_settle_images__the_endpoint_forgets_its_kept_images__table_reads_after_it_answer(
+    tconn: Connection, table: str
+) -> None:
+    """Labkit.SettleImages drops what is kept (a second one drops none); a stale Scan or Query after it,
+    over writes made before and after, undoes only the later ones and is never a 500."""
     put_order(tconn, table, "new")
     put_order(tconn, table, "paid")
     settle_images(tconn)
     assert control(str(tconn.endpoint_url), Op.SETTLE_IMAGES, {}) == {"Dropped": 0}
+
+    def ship_then_scan(client: Any) -> list[str]:
+        client.put_item(TableName=table, Item={**ORDER, "status": {"S": "shipped"}})
+        items = client.scan(TableName=table)["Items"]
+        return [str(i["status"]["S"]) for i in items]
+
+    res = run_interleaving({"A": ship_then_scan}, "A A", conn=tconn, faults=["A2: stale-read"])
+    assert res.results == {"A": ["paid"]} and list(res.history["outcome"]) == ["ok", "ok"]
 
 
 def test_run_interleaving__profile_dynamodb_local__the_directive_refused__the_run_stops_with_its_message() -> None:

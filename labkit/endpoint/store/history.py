@@ -135,6 +135,7 @@ class ImageHistory:
         dropped = len(self._kept)
         self._kept.clear()
         self._items.clear()
+        self._tables.clear()
         self._bytes = 0
         return dropped
 
