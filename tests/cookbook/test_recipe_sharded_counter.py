@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -33,10 +35,20 @@ def two_writers(conn: Connection, write: Write, *, own_client: Any = None) -> An
         counted = total(conn.client, conn.table_name, NAME, SHARDS)
         assert counted == len(res.results), f"counted {counted} for {len(res.results)} acknowledged increment(s)"
 
+    def token(name: str) -> str:
+        """A fresh token every run, on the same shard every run: add_once picks its shard from the token,
+        and explore needs an actor to make the same calls in every run (the same order, the same key)."""
+        base = runs.token(name)
+        for i in itertools.count():
+            candidate = f"{base}-{i}"
+            if zlib.crc32(candidate.encode()) % SHARDS == ord(name) % SHARDS:
+                return candidate
+        raise AssertionError("unreachable")
+
     def writer(name: str) -> Callable[..., Any]:
         if own_client is not None:
-            return lambda: write(own_client, runs.token(name))
-        return lambda client: write(client, runs.token(name))
+            return lambda: write(own_client, token(name))
+        return lambda client: write(client, token(name))
 
     actors = {"A": writer("A"), "B": writer("B")}
     return explore(actors, conn=conn, setup=setup, invariant=counted_once, faults=FAULTS)
