@@ -213,8 +213,8 @@ def read_records(path: Path, *, torn_tail_ok: bool) -> tuple[list[dict[str, Any]
     if version not in READABLE:
         raise DataDirError(
             f"{path} was written by a newer labkit (data format version {version}); this labkit reads version "
-            f"{', '.join(map(str, sorted(READABLE)))}: upgrade labkit (pip install -U labkit-dynamodb), or point --data at "
-            "another directory"
+            f"{', '.join(map(str, sorted(READABLE)))}: upgrade labkit (pip install -U labkit-dynamodb), "
+            "or point --data at another directory"
         )
     records: list[dict[str, Any]] = []
     offset = first + 1
