@@ -15,9 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
 
-import boto3
 import pytest
-from botocore.config import Config
 from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, settings
 
@@ -56,14 +54,10 @@ class FakeClock:
 
 
 def raw_client(url: str, region: str = REGION) -> Any:
-    """A boto3 client that sends what it is given (no parameter validation) and never retries."""
-    return boto3.session.Session().client(
-        "dynamodb",
-        endpoint_url=url,
-        region_name=region,
-        aws_access_key_id="labkit",
-        aws_secret_access_key="labkit",
-        config=Config(parameter_validation=False, retries={"mode": "standard", "total_max_attempts": 1}),
+    """A labkit client of ``url`` (:meth:`Connection.new_client`, its own session) that sends what it is
+    given (no parameter validation) and never retries."""
+    return Connection("embedded", url, region).new_client(
+        parameter_validation=False, retries={"mode": "standard", "total_max_attempts": 1}
     )
 
 
