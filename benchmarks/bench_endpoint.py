@@ -1,7 +1,10 @@
-"""GetItem latency and 16-thread throughput: labkit's endpoint vs moto, measured in one run; and what
-``--data DIR`` (every write fsync-ed before its answer) costs a write against memory.
+"""GetItem latency and 16-thread throughput: labkit's endpoint vs moto, measured in one run; what
+``--data DIR`` (every write fsync-ed before its answer) costs a write against memory; and what the
+image history behind weak answers (on in the labkit profile) costs a GetItem and a PutItem, and
+what one ``X-Labkit-Weak-Answer: stale-read`` GetItem costs against a plain one.
 
     python benchmarks/bench_endpoint.py [--calls 1000] [--threads 16] [--per-thread 60] [--writes 300]
+    python benchmarks/bench_endpoint.py --only-history      # the last section alone
 
 Targets, all on 127.0.0.1 and all in this process (as in a notebook kernel):
 
@@ -145,8 +148,13 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--per-thread", type=int, default=60, help="calls per thread")
     parser.add_argument("--writes", type=int, default=300, help="PutItem calls per target (memory vs --data)")
+    parser.add_argument("--only-history", action="store_true", help="only the image history's cost")
     args = parser.parse_args()
     began = time.perf_counter()
+    if args.only_history:
+        history(args.writes, args.rounds)
+        print(f"\n(took {time.perf_counter() - began:.0f} s)")
+        return
 
     lat: dict[str, list[float]] = {}
     tput: dict[str, float] = {}
@@ -182,6 +190,7 @@ def main() -> None:
         median, _ = summarise(lat[name])
         print(f"  {name:<14} {median / emb_median:>14.2f}x {tput['embedded'] / tput[name]:>30.2f}x")
     writes(args.writes, args.rounds, args.threads, args.per_thread)
+    history(args.writes, args.rounds)
     print(f"\n(took {time.perf_counter() - began:.0f} s)")
 
 
@@ -216,6 +225,58 @@ def writes(calls: int, rounds: int, threads: int, per_thread: int) -> None:
     print(
         f"--data / memory: median PutItem latency {data_median / mem_median:.2f}x, "
         f"throughput {tput['--data'] / tput['memory']:.2f}x"
+    )
+
+
+def history(calls: int, rounds: int) -> None:
+    """The image history's cost: two labkit-profile endpoints, one with its history switched off,
+    GetItem and PutItem rounds alternating between them; then a stale-read GetItem against a plain one."""
+    with_history, without = start_endpoint(), start_endpoint()
+    kept = without.engine.history
+    assert kept is not None
+    without.engine.store.listeners.remove(kept)
+    without.engine.history = None  # and no weak answers: a plain labkit engine otherwise
+    try:
+        urls = {"history on": with_history.url, "history off": without.url}
+        for name, url in urls.items():
+            prepare(url, f"bench-{name.replace(' ', '-')}")
+        gets: dict[str, list[float]] = {}
+        puts: dict[str, list[float]] = {}
+        per_round = max(1, calls // rounds)
+        for r in range(rounds):
+            for name, url in urls.items():
+                table = f"bench-{name.replace(' ', '-')}"
+                gets.setdefault(name, []).extend(latencies(url, table, per_round))
+                puts.setdefault(name, []).extend(put_latencies(url, table, per_round, r * per_round))
+        stale_client = client(with_history.url)
+        stale_client.meta.events.register(
+            "before-sign.dynamodb.GetItem",
+            lambda request, **_: request.headers.__setitem__("X-Labkit-Weak-Answer", "stale-read"),
+        )
+        stale_client.put_item(TableName="bench-history-on", Item={**ITEM, "n": {"N": "43"}})
+        stale: list[float] = []
+        plain: list[float] = []
+        plain_client = client(with_history.url)
+        for _ in range(rounds):
+            for target, out in ((stale_client, stale), (plain_client, plain)):
+                for _ in range(per_round):
+                    began = time.perf_counter()
+                    target.get_item(TableName="bench-history-on", Key=KEY)
+                    out.append(time.perf_counter() - began)
+    finally:
+        without.stop()
+        with_history.stop()
+    print(f"\nImage history (weak answers), {per_round * rounds} calls per target")
+    print(f"{'target':<12} {'GetItem median ms':>18} {'PutItem median ms':>18}")
+    for name in urls:
+        print(f"{name:<12} {summarise(gets[name])[0]:>18.2f} {summarise(puts[name])[0]:>18.2f}")
+    on_get, off_get = summarise(gets["history on"])[0], summarise(gets["history off"])[0]
+    on_put, off_put = summarise(puts["history on"])[0], summarise(puts["history off"])[0]
+    print(f"history on / off: GetItem {on_get / off_get:.2f}x, PutItem {on_put / off_put:.2f}x")
+    stale_ms, plain_ms = summarise(stale)[0], summarise(plain)[0]
+    print(
+        f"stale-read GetItem / plain GetItem (same endpoint): {stale_ms / plain_ms:.2f}x "
+        f"({stale_ms:.2f} ms vs {plain_ms:.2f} ms)"
     )
 
 

@@ -15,10 +15,13 @@ Profiles:
       ``Labkit.SetFaults``) and transactions held in flight for the race lab;
     * control operations (``X-Amz-Target: Labkit.<name>``): ``SetFaults``, ``GetFaults``,
       ``HoldTransaction``, ``ReleaseTransaction`` (the injector's, :func:`labkit.faults.fault_controls`)
-      and ``AdvanceClock`` (the engine's clock, :func:`advance_clock`).
+      and ``AdvanceClock`` (the engine's clock, :func:`advance_clock`);
+    * weak answers (:mod:`labkit.endpoint.weak`): an image history, and the
+      ``X-Labkit-Weak-Answer`` request header answered (stale-read, unprocessed-items, short-page).
 ``dynamodb-local``
-    the engine alone, as DynamoDB Local behaves: no throttle, no fault injector, and ``Labkit.*``
-    answered as DynamoDB answers an unknown operation (``UnknownOperationException``).
+    the engine alone, as DynamoDB Local behaves: no throttle, no fault injector, no weak answers
+    (the header is a 400), and ``Labkit.*`` answered as DynamoDB answers an unknown operation
+    (``UnknownOperationException``).
 
 Every endpoint listens on 127.0.0.1 only (:class:`labkit.endpoint.EmbeddedEndpoint`).
 """
@@ -47,8 +50,10 @@ LABKIT = "labkit"
 DYNAMODB_LOCAL = "dynamodb-local"
 #: Profile name -> what it adds to the engine core (``labkit serve --profile``).
 PROFILES: dict[str, str] = {
-    LABKIT: "labkit's defaults: the partition throttle (tagged tables), the fault injector, Labkit.* controls",
-    DYNAMODB_LOCAL: "like DynamoDB Local: no throttle, no fault injector, Labkit.* answered as unknown operations",
+    LABKIT: "labkit's defaults: the partition throttle (tagged tables), the fault injector, weak answers, "
+    "Labkit.* controls",
+    DYNAMODB_LOCAL: "like DynamoDB Local: no throttle, no fault injector, no weak answers, "
+    "Labkit.* answered as unknown operations",
 }
 
 
@@ -88,7 +93,7 @@ def build_engine(
             )
         return DynamoEngine(clock, data=data)
     injector = FaultInjector(faults)
-    engine = DynamoEngine(clock, controls=labkit_controls(injector), data=data)
+    engine = DynamoEngine(clock, controls=labkit_controls(injector), data=data, weak_answers=True)
     # The hooks, in the order the engine calls them: throttling is decided before faults.
     engine.add_hook(PartitionThrottle(settings=engine_settings(engine)))
     engine.add_hook(injector)

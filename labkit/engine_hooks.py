@@ -46,6 +46,16 @@ class Hook(Protocol):
     # consumed: (table, partition key value) -> (read units, write units) this request consumed there
     # Optional: ``wants(request) -> bool``. A hook that defines it is called only for the requests
     # it wants; when no hook wants a request, the engine skips metering it (the fast path).
+    # Optional: ``weak_answer(request, now) -> str | None``: one of DynamoDB's weak answers
+    # (labkit.operations.WeakAnswer) for a request that did not ask for one in its header; asked
+    # before ``before``, only where DynamoDB can give it, and only on an engine that gives them.
+
+
+def weak_answer(hook: Hook, request: RequestInfo, now: float) -> str | None:
+    """The weak answer ``hook`` gives ``request`` (None: none, or the hook gives none)."""
+    method = getattr(hook, "weak_answer", None)
+    found = None if method is None else method(request, now)
+    return None if found is None else str(found)
 
 
 def wants(hook: Hook, request: RequestInfo) -> bool:
@@ -54,4 +64,4 @@ def wants(hook: Hook, request: RequestInfo) -> bool:
     return method is None or bool(method(request))
 
 
-__all__ = ["Hook", "Rejection", "RequestInfo", "wants"]
+__all__ = ["Hook", "Rejection", "RequestInfo", "wants", "weak_answer"]

@@ -16,6 +16,7 @@ table views.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import threading
@@ -24,21 +25,25 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from ..engine_hooks import Hook, Rejection, RequestInfo, wants
-from ..operations import DATA_PLANE, TOKENED
+from ..engine_hooks import Hook, Rejection, RequestInfo, wants, weak_answer
+from ..operations import DATA_PLANE, TOKENED, WeakAnswer, weak_answer_misuse
 from ..validation import check_non_negative
+from . import weak
 from .checks.request import validate
 from .errors import ClientFault
 from .metering.consumed_capacity import meter, replay
 from .operations import NO_STEPS, steps_of
 from .plan import Plan
-from .schema import TableSchema
+from .schema import SchemaOf, TableSchema
+from .store.history import ImageHistory
 from .store.idempotency import TokenMemory, fingerprint
+from .store.restore import is_control_write
+from .store.views import as_before
 from .wire.decode import DYNAMODB, Request, decode
 from .wire.encode import Response, error_response, fault_response, response
 
 if TYPE_CHECKING:
-    from .store.moto_store import MotoStore
+    from .store.moto_store import Applied, MotoStore
 
 #: A control operation: (engine, the request's JSON object) -> (HTTP status, JSON payload).
 #: Runs under the engine's lock.
@@ -56,7 +61,9 @@ class DynamoEngine:
     engine without controls answers ``Labkit.*`` as DynamoDB answers an unknown operation.
     ``data``: a data directory (``labkit serve --data DIR``): tables are restored from it and every
     write is written there before it is answered (:mod:`labkit.endpoint.store.durable`); None (the
-    default): memory only. :func:`labkit.embedded.build_engine` builds one with labkit's defaults.
+    default): memory only. ``weak_answers``: keep an image history and give DynamoDB's weak answers
+    to the requests that ask for one (:mod:`.weak`); False (the default): such a request is a 400.
+    :func:`labkit.embedded.build_engine` builds one with labkit's defaults.
     """
 
     def __init__(
@@ -65,6 +72,7 @@ class DynamoEngine:
         hooks: Iterable[Hook] = (),
         controls: Mapping[str, Control] | None = None,
         data: str | os.PathLike[str] | None = None,
+        weak_answers: bool = False,
     ) -> None:
         self.lock = threading.RLock()
         self._clock = clock
@@ -76,6 +84,11 @@ class DynamoEngine:
         self._generation = 0
         self._hooks: list[Hook] = list(hooks)
         self._controls: dict[str, Control] = dict(controls or {})
+        #: The image history behind ``stale-read`` (:mod:`.weak`); None: the engine gives no weak answers.
+        self.history: ImageHistory | None = None
+        if weak_answers:
+            self.history = ImageHistory()
+            self.store.listeners.append(self.history)
 
     def close(self) -> None:
         """Release what the engine holds beyond memory (its data directory, if it has one)."""
@@ -172,6 +185,8 @@ class DynamoEngine:
         schema_of = self.store.schema_of(account, region)
         steps = steps_of(request.operation) if request.service == DYNAMODB else NO_STEPS
         plan = validate(request, schema_of, steps.check)
+        kind_asked = weak.asked(request)
+        kind = None if kind_asked is None else weak.check(kind_asked, request, self.history is not None)
         if steps.execute is not None:  # PartiQL: run as data-plane requests
             return steps.execute(request, self._handle, schema_of)
         if request.service != DYNAMODB or request.operation not in DATA_PLANE:
@@ -179,13 +194,25 @@ class DynamoEngine:
             answered = steps.answer(self.store, request) if steps.answer is not None else None
             found = answered if answered is not None else self.store.dispatch(request)
             self.store.controlled(request, found[0])
+            if self.history is not None and found[0] == 200 and is_control_write(request.operation):
+                self.history.forget(account, region)
             return found
-        params = request.params
         hooks = list(self._hooks)
         rejection: Rejection | None = None
         info = self._info(request, plan) if hooks else None
         if info is not None:
             hooks = [hook for hook in hooks if wants(hook, info)]
+        if kind is None and self.history is not None and info is not None:
+            kind = self._by_rule(request, info, hooks)
+        left: dict[str, Any] = {}
+        if kind is WeakAnswer.UNPROCESSED_ITEMS:
+            rest, left = weak.split_last(request)
+            if rest is None:  # its only item left over: nothing applied, nothing read
+                return _echo(response(200, weak.all_left(request.operation, left)), kind.value)
+            request = rest
+            plan = validate(request, schema_of, steps.check)
+            info = self._info(request, plan) if info is not None else None
+        params = request.params
         for hook in hooks:
             assert info is not None
             rejection = hook.before(info, self.now())
@@ -212,9 +239,24 @@ class DynamoEngine:
             return response(200, payload)
 
         wanted = params.get("ReturnConsumedCapacity") in ("TOTAL", "INDEXES")
-        given = steps.to_moto(params, plan.parsed_of)
-        applied = self.store.apply(request, plan, given, track=wanted or bool(hooks))
+        track = wanted or bool(hooks)
+        echo: str | None = None
+        if kind is None or kind is WeakAnswer.UNPROCESSED_ITEMS:
+            applied = self.store.apply(request, plan, steps.to_moto(params, plan.parsed_of), track=track)
+            echo = None if kind is None else kind.value
+        elif kind is WeakAnswer.SHORT_PAGE:
+            applied, echo = self._short_page(request, plan, steps.to_moto(params, plan.parsed_of), schema_of)
+        else:
+            applied, echo = self._stale(
+                request,
+                plan,
+                lambda: steps.to_moto(params, plan.parsed_of),
+                lambda found: _finished(found, lambda p: steps.finish(params, p, plan.parsed_of)),
+                track,
+            )
         payload = applied.payload
+        if left:
+            weak.add_left(request.operation, payload, left)
         steps.finish(params, payload, plan.parsed_of)
         payload.pop("ConsumedCapacity", None)
         payload.pop("ConsumedCapacityUnits", None)
@@ -239,7 +281,60 @@ class DynamoEngine:
             self.tokens.remember(scope, print_, keys)
         if rejection is not None:
             return error_response(rejection.code, rejection.message, rejection.status, **rejection.extra)
-        return response(200, payload)
+        return _echo(response(200, payload), echo)
+
+    # weak answers (:mod:`.weak`) ---------------------------------------------------------------
+    def _by_rule(self, request: Request, info: RequestInfo, hooks: list[Hook]) -> WeakAnswer | None:
+        """The weak answer a hook gives a request that did not ask for one (an endpoint fault rule)."""
+        for hook in hooks:
+            kind = weak_answer(hook, info, self.now())
+            if kind is not None and weak_answer_misuse(kind, request.operation, request.params) is None:
+                return WeakAnswer(kind)
+        return None
+
+    def _stale(
+        self,
+        request: Request,
+        plan: Plan,
+        given: Callable[[], dict[str, Any]],
+        answer: Callable[[Applied], dict[str, Any]],
+        track: bool,
+    ) -> tuple[Applied, str]:
+        """The read on views as of before the latest commit(s) to what it reads, until one answers
+        otherwise than the store does now (the strong answer, if none does)."""
+        assert self.history is not None
+        account, region = request.account, request.region
+        strong = self.store.apply(request, plan, given(), track=track)
+        strong_answer = answer(strong)
+        reads = weak.scope(request, plan, self.store.schema_of(account, region))
+        tried = False
+        for undo in self.history.rollbacks(account, region, reads):
+            tried = True
+            with as_before(self.store, account, region, undo):
+                stale = self.store.apply(request, plan, given(), track=track)
+            if answer(stale) != strong_answer:
+                return stale, WeakAnswer.STALE_READ.value
+        if not tried:
+            return strong, weak.none("no earlier image of what it reads is kept")
+        return strong, weak.none("the earlier images kept answer as the store does now")
+
+    def _short_page(
+        self, request: Request, plan: Plan, given: dict[str, Any], schema_of: SchemaOf
+    ) -> tuple[Applied, str]:
+        """The page as ``Limit=1`` reads it (before any FilterExpression), with a LastEvaluatedKey."""
+        limit = request.params.get("Limit")
+        given["Limit"] = 1
+        applied = self.store.apply(request, plan, given, track=True)
+        payload = applied.payload
+        if not payload.get("ScannedCount"):
+            return applied, weak.none("the page holds no item")
+        if "LastEvaluatedKey" not in payload:
+            last = weak.page_key(request, schema_of, applied.scanned)
+            if last is not None:
+                payload["LastEvaluatedKey"] = last
+        if limit == 1:
+            return applied, weak.none("the request's Limit is already 1")
+        return applied, WeakAnswer.SHORT_PAGE.value
 
     @staticmethod
     def _info(request: Request, plan: Plan) -> RequestInfo:
@@ -260,6 +355,20 @@ class DynamoEngine:
             if schema is not None:
                 schemas[name] = schema
         return schemas
+
+
+def _finished(applied: Applied, finish: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """A copy of an answer as the client gets it (projected), to compare two answers."""
+    payload = copy.deepcopy(applied.payload)
+    finish(payload)
+    return payload
+
+
+def _echo(answer: Response, echo: str | None) -> Response:
+    """The answer, with the weak-answer header saying what was done (when one was asked for)."""
+    if echo is not None:
+        answer[1][weak.HEADER] = echo
+    return answer
 
 
 __all__ = ["Control", "DynamoEngine"]

@@ -52,6 +52,17 @@ operations (``X-Amz-Target: Labkit.SetFaults``...) that the endpoint answers on
 
 Only ``operation`` and ``error`` are required (``"*"`` matches any data-plane operation);
 ``probability`` defaults to 1, ``count`` (how many times the rule fires) to unlimited.
+
+``error`` may also name one of DynamoDB's weak answers (:class:`labkit.operations.WeakAnswer`,
+:mod:`labkit.endpoint.weak`): a 200 that is not the strong, whole, full answer —
+``stale-read`` (an eventually consistent GetItem, BatchGetItem, Query or Scan, or any read of a
+GSI, answered as of before the latest write to what it reads), ``unprocessed-items`` (a
+BatchWriteItem or BatchGetItem leaves its last item in ``UnprocessedItems`` / ``UnprocessedKeys``),
+``short-page`` (a Query or Scan page ends after its first item, with a ``LastEvaluatedKey``).
+Such a rule fires only where DynamoDB can give it (``"*"`` included; never on a read with
+``ConsistentRead=True``); a rule naming another operation is refused::
+
+    {"rules": [{"operation": "GetItem", "table": "orders", "error": "stale-read", "probability": 0.2}]}
 """
 
 from __future__ import annotations

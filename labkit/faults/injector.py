@@ -20,7 +20,7 @@ from ..errors import ValidationError
 from ..operations import TRANSACTIONS, Op
 from ..partition_keys import canonical
 from .answers import CONFLICT_EXCEPTION_MESSAGE, CONFLICTABLE, HELD, cancelled, conflict_reasons, rejection
-from .rules import FaultRules
+from .rules import FaultRule, FaultRules
 
 if TYPE_CHECKING:
     from ..endpoint.engine import Control, DynamoEngine
@@ -77,7 +77,28 @@ class FaultInjector:
         held = self._in_flight(request, now)
         if held is not None:
             return held
+        fired = self._fire(request, weak=False)
+        if fired is None:
+            return None
+        i, rule = fired
+        rej = rejection(rule.error, request.operation, request.params, item=rule.item, apply_first=rule.apply_first)
+        return self._record(request, rej, f"rule {i}", now)
+
+    def weak_answer(self, request: RequestInfo, now: float) -> str | None:
+        """The weak answer a rule gives this request (``stale-read``, ...), or None. The engine asks
+        before :meth:`before`, for a request that did not ask for one itself (:mod:`labkit.engine_hooks`)."""
+        fired = self._fire(request, weak=True)
+        if fired is None:
+            return None
+        i, rule = fired
+        self._record(request, Rejection(rule.error, "a weak answer, by rule", 200), f"rule {i}", now)
+        return rule.error
+
+    def _fire(self, request: RequestInfo, weak: bool) -> tuple[int, FaultRule] | None:
+        """The first rule (giving errors, or weak answers) that matches and fires; counted."""
         for i, rule in enumerate(self.rules.rules):
+            if (rule.weak is not None) != weak:
+                continue
             if rule.count is not None and self.fired[i] >= rule.count:
                 continue
             if not rule.matches(request):
@@ -85,8 +106,7 @@ class FaultInjector:
             if rule.probability < 1 and self.rng.random() >= rule.probability:
                 continue
             self.fired[i] += 1
-            rej = rejection(rule.error, request.operation, request.params, item=rule.item, apply_first=rule.apply_first)
-            return self._record(request, rej, f"rule {i}", now)
+            return i, rule
         return None
 
     def after(self, request: RequestInfo, consumed: Mapping[tuple[str, str], tuple[float, float]], now: float) -> None:

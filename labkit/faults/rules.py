@@ -14,8 +14,13 @@ from typing import Any
 
 from ..engine_hooks import RequestInfo
 from ..errors import ConfigurationError, ValidationError
+from ..operations import WEAK_ANSWER_OPERATIONS, WeakAnswer, weak_answer_misuse
 from ..validation import check_fraction, check_int, check_text
 from .answers import CONFLICTABLE, ERRORS, OPERATIONS, did_you_mean
+
+#: What a rule may give: one of DynamoDB's errors, or one of its weak answers (a 200 that
+#: holds less than a strong, whole, full one: :class:`labkit.operations.WeakAnswer`).
+KINDS: tuple[str, ...] = (*ERRORS, *(kind.value for kind in WeakAnswer))
 
 _RULE_FIELDS = ("operation", "table", "key", "error", "probability", "count", "apply_first", "item")
 
@@ -41,12 +46,18 @@ class FaultRule:
                 f"{did_you_mean(self.operation, OPERATIONS)}; use '*' or one of "
                 f"{', '.join(OPERATIONS)}"
             )
-        if self.error not in ERRORS:
+        if self.error not in KINDS:
             raise ValidationError(
                 f"{where}: unknown error {self.error!r}"
-                f"{did_you_mean(self.error, list(ERRORS))}; use one of "
-                f"{', '.join(ERRORS)}"
+                f"{did_you_mean(self.error, list(KINDS))}; use one of "
+                f"{', '.join(KINDS)}"
             )
+        if self.weak is not None:
+            if self.operation != "*" and self.operation not in WEAK_ANSWER_OPERATIONS[self.weak]:
+                why = weak_answer_misuse(self.error, self.operation, {})
+                raise ValidationError(f"{where}: {str(why).partition(': ')[2]}")
+            if self.apply_first:
+                raise ValidationError(f"{where}: apply_first is for errors; {self.error} is an answer, not an error")
         if self.error == "TransactionConflict" and self.operation not in ("*", *CONFLICTABLE):
             raise ValidationError(
                 f"{where}: DynamoDB never answers {self.operation} with a "
@@ -60,6 +71,11 @@ class FaultRule:
         for name in ("table", "key"):
             if getattr(self, name) is not None:
                 check_text(f"{where}: {name}", getattr(self, name))
+
+    @property
+    def weak(self) -> WeakAnswer | None:
+        """The weak answer this rule gives (None: it gives an error)."""
+        return WeakAnswer(self.error) if self.error in WeakAnswer.__members__.values() else None
 
     def as_dict(self) -> dict[str, Any]:
         """The rule as in a faults file (defaults left out)."""
@@ -81,6 +97,8 @@ class FaultRule:
             return False
         if self.error == "TransactionConflict" and request.operation not in CONFLICTABLE:
             return False
+        if self.weak is not None and weak_answer_misuse(self.weak, request.operation, request.params) is not None:
+            return False  # "*", or a consistent read: only where DynamoDB can give it
         touched = request.writes + request.reads
         if self.table is not None and all(t != self.table for t, _ in touched):
             return False

@@ -82,7 +82,7 @@ ROOMS: dict[str, tuple[str, ...]] = {
     "store": ("store",),
     "partiql": ("partiql",),
     "operations": ("operations",),
-    "engine": ("engine", "__init__"),
+    "engine": ("engine", "weak", "__init__"),
 }
 #: Which rooms a room may import (its own included). Only the engine imports the operations' modules.
 ROOM_MAY_IMPORT: dict[str, set[str]] = {

@@ -34,6 +34,7 @@ from labkit.faults import (
     load_rules,
     set_endpoint_faults,
 )
+from labkit.operations import WEAK_ANSWER_HEADER
 from tests.faults.conftest import CONFLICT, client, get, item
 
 # ---------------------------------------------------------------- endpoint rules
@@ -259,6 +260,142 @@ def test_serve__faults_file__aws_client_sees_the_faults(tmp_path: Path) -> None:
             aws.get_item(TableName="labkit-t", Key={"PK": {"S": "a"}})
         assert exc.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
         assert exc.value.response["Error"]["Code"] == "ServiceUnavailable"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+# ---------------------------------------------------------------- weak answers by rule
+
+
+def _weak_echo(answer: Any) -> str | None:
+    found = answer["ResponseMetadata"]["HTTPHeaders"].get(WEAK_ANSWER_HEADER.lower())
+    return None if found is None else str(found)
+
+
+def test_endpoint_rule__stale_read_count_1__one_default_get_item_reads_the_earlier_image(
+    no_faults: Connection,
+) -> None:
+    """An eventually consistent GetItem "may not reflect the results of a recently completed write"
+    (Developer Guide, read consistency): a rule gives that answer once; ConsistentRead=True never gets it."""
+    table = no_faults.table_name
+    c = client(no_faults)
+    c.put_item(TableName=table, Item=item("ORDER", state="new"))
+    c.put_item(TableName=table, Item=item("ORDER", state="paid"))
+    with endpoint_faults(no_faults, [{"operation": "GetItem", "table": table, "error": "stale-read", "count": 1}]):
+        strong = c.get_item(TableName=table, Key=item("ORDER"), ConsistentRead=True)
+        stale = c.get_item(TableName=table, Key=item("ORDER"))
+        fresh = c.get_item(TableName=table, Key=item("ORDER"))
+        log = endpoint_fault_log(no_faults)
+    assert strong["Item"]["state"] == {"S": "paid"} and _weak_echo(strong) is None
+    assert stale["Item"]["state"] == {"S": "new"} and _weak_echo(stale) == "stale-read"
+    assert fresh["Item"]["state"] == {"S": "paid"}  # count 1: once
+    assert log[-1]["error"] == "stale-read" and log[-1]["status"] == 200
+
+
+def test_endpoint_rule__unprocessed_items_on_any_operation__only_batches_get_it(no_faults: Connection) -> None:
+    """ "*" with a weak answer matches only where DynamoDB can give it: a PutItem is applied as ever."""
+    table = no_faults.table_name
+    c = client(no_faults)
+    with endpoint_faults(no_faults, [{"operation": "*", "error": "unprocessed-items"}]):
+        c.put_item(TableName=table, Item=item("A"))
+        out = c.batch_write_item(
+            RequestItems={table: [{"PutRequest": {"Item": item("B")}}, {"PutRequest": {"Item": item("C")}}]}
+        )
+    assert out["UnprocessedItems"] == {table: [{"PutRequest": {"Item": item("C")}}]}
+    assert get(no_faults, "A") is not None and get(no_faults, "B") is not None and get(no_faults, "C") is None
+
+
+def test_endpoint_rule__short_page_with_probability_and_seed__the_same_pages_every_run(no_faults: Connection) -> None:
+    """Probability + seed: the same Queries get short pages on every run; a client that follows
+    LastEvaluatedKey still reads every item (Query: "If LastEvaluatedKey is not empty, it does not
+    necessarily mean that there is more data in the result set")."""
+    table = no_faults.table_name
+    c = client(no_faults)
+    for sk in "ABC":
+        c.put_item(TableName=table, Item={"PK": {"S": "Q"}, "SK": {"S": sk}})
+    query = {"TableName": table, "KeyConditionExpression": "PK = :p", "ExpressionAttributeValues": {":p": {"S": "Q"}}}
+
+    def pages() -> list[int]:
+        counts = []
+        rules = {"seed": 5, "rules": [{"operation": "Query", "error": "short-page", "probability": 0.5}]}
+        with endpoint_faults(no_faults, rules):
+            for _ in range(10):
+                page = c.query(**query)
+                counts.append(page["Count"])
+                seen, start = page["Count"], page.get("LastEvaluatedKey")
+                while start is not None:
+                    page = c.query(**query, ExclusiveStartKey=start)
+                    seen, start = seen + page["Count"], page.get("LastEvaluatedKey")
+                assert seen == 3
+        return counts
+
+    first, second = pages(), pages()
+    assert first == second and 1 in first and 3 in first
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ({"operation": "PutItem", "error": "stale-read"}, "DynamoDB never answers PutItem with stale-read"),
+        ({"operation": "GetItem", "error": "short-page"}, "short-page to Query and Scan"),
+        ({"operation": "Query", "error": "unprocessed-items"}, "unprocessed-items to BatchGetItem and BatchWriteItem"),
+        ({"operation": "GetItem", "error": "stale-read", "apply_first": True}, "apply_first is for errors"),
+        ({"operation": "GetItem", "error": "stale-reads"}, "did you mean 'stale-read'"),
+    ],
+)
+def test_fault_rules__weak_answer_where_dynamodb_cannot_give_it__validation_error(
+    rule: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValidationError, match=message):
+        FaultRules.parse([rule])
+
+
+def test_serve__faults_file_with_a_stale_read_rule__a_plain_client_reads_the_earlier_image(tmp_path: Path) -> None:
+    """`labkit serve --faults FILE` with a weak answer, started for real: a plain boto3 client's
+    default GetItem after an update reads the image before it, once (count 1)."""
+    path = tmp_path / "faults.json"
+    path.write_text(json.dumps({"rules": [{"operation": "GetItem", "error": "stale-read", "count": 1}]}))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LABKIT_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "labkit", "serve", "--port", str(port), "--faults", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        assert "1 rule(s)" in proc.stdout.readline()
+        assert "listening on" in proc.stdout.readline()
+        aws = boto3.client(
+            "dynamodb",
+            endpoint_url=f"http://127.0.0.1:{port}",
+            region_name="us-east-1",
+            aws_access_key_id="x",
+            aws_secret_access_key="x",
+        )
+        aws.create_table(
+            TableName="labkit-orders",
+            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        aws.put_item(TableName="labkit-orders", Item={"PK": {"S": "o1"}, "state": {"S": "new"}})
+        aws.update_item(
+            TableName="labkit-orders",
+            Key={"PK": {"S": "o1"}},
+            UpdateExpression="SET #s = :s",
+            ExpressionAttributeNames={"#s": "state"},
+            ExpressionAttributeValues={":s": {"S": "paid"}},
+        )
+        stale = aws.get_item(TableName="labkit-orders", Key={"PK": {"S": "o1"}})
+        fresh = aws.get_item(TableName="labkit-orders", Key={"PK": {"S": "o1"}})
+        assert stale["Item"]["state"] == {"S": "new"} and _weak_echo(stale) == "stale-read"
+        assert fresh["Item"]["state"] == {"S": "paid"} and _weak_echo(fresh) is None
     finally:
         proc.terminate()
         proc.wait(timeout=10)

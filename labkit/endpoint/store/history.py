@@ -1,0 +1,158 @@
+"""The image history: the previous committed images of recently written items, bounded.
+
+An eventually consistent read may be answered as of before the latest write(s) to what it reads
+(``X-Labkit-Weak-Answer: stale-read``, :mod:`labkit.endpoint.weak`). :class:`ImageHistory` is a
+store listener (:attr:`labkit.endpoint.store.moto_store.MotoStore.listeners`): every commit's
+changes are kept, newest last, at most :data:`IMAGES_PER_ITEM` per item and :data:`CHANGES_KEPT`
+changes or :data:`BYTES_KEPT` bytes of images in all (the oldest go first). It keeps what it is
+told and never writes to the store; :meth:`ImageHistory.rollbacks` hands back, newest first, the
+changes to undo for a view "as of before". Plain data, no moto import.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .changes import Change, Commit
+
+#: Changes kept per item: a stale read can go back this many writes of one item.
+IMAGES_PER_ITEM = 4
+#: Changes kept in all, and the bytes their images may take (estimated as DynamoDB sizes items).
+CHANGES_KEPT = 10_000
+BYTES_KEPT = 8 * 1024 * 1024
+#: At most this many commits are undone, newest first, looking for an answer that differs.
+STEPS = 8
+
+ItemId = tuple[str, str, str, str]  # account, region, table, the key as sorted JSON
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a read reads: the items it names (``items``: table and :func:`key_text`), or else the
+    changes of ``table`` that ``test`` says it reads (its partition, its index partition, all)."""
+
+    items: frozenset[tuple[str, str]] | None = None
+    table: str = ""
+    test: Callable[[Change], bool] = lambda change: True
+
+
+@dataclass(frozen=True)
+class Kept:
+    """One change kept: the commit it belongs to (numbered in order) and its images."""
+
+    commit: int
+    item: ItemId
+    change: Change
+    size: int
+
+
+def _value_size(value: Any) -> int:
+    if isinstance(value, Mapping):
+        return sum(len(k) + _value_size(v) for k, v in value.items())
+    if isinstance(value, list | tuple | set | frozenset):
+        return sum(_value_size(v) for v in value)
+    if isinstance(value, str | bytes | bytearray):
+        return len(value)
+    return 8
+
+
+def image_size(image: Mapping[str, Any] | None) -> int:
+    """About the bytes an image holds (attribute names and values, as DynamoDB sizes an item)."""
+    return 0 if image is None else _value_size(image)
+
+
+def key_text(key: Mapping[str, Any]) -> str:
+    """A key as one hashable text (binary values as their repr: a key names one item)."""
+    return json.dumps(key, sort_keys=True, default=repr)
+
+
+class ImageHistory:
+    """The previous images of recently written items (see the module docstring). Runs under the engine's lock."""
+
+    def __init__(self, per_item: int = IMAGES_PER_ITEM, changes: int = CHANGES_KEPT, size: int = BYTES_KEPT) -> None:
+        self.per_item, self.changes, self.size = per_item, changes, size
+        self._kept: OrderedDict[int, Kept] = OrderedDict()  # by a running number, oldest first
+        self._items: dict[ItemId, deque[int]] = {}
+        self._tables: dict[tuple[str, str, str], OrderedDict[int, None]] = {}
+        self._bytes = 0
+        self._next = 0
+        self._commits = 0
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    @property
+    def bytes(self) -> int:
+        """The estimated bytes of every image kept."""
+        return self._bytes
+
+    def __call__(self, commit: Commit) -> None:
+        """A store listener: keep this commit's changes, dropping the oldest past the bounds."""
+        if not commit.changes:
+            return
+        self._commits += 1
+        for change in commit.changes:
+            item = (commit.account, commit.region, change.table, key_text(change.key))
+            kept = Kept(self._commits, item, change, image_size(change.before) + image_size(change.after))
+            n, self._next = self._next, self._next + 1
+            self._kept[n] = kept
+            self._tables.setdefault(item[:3], OrderedDict())[n] = None
+            self._bytes += kept.size
+            mine = self._items.setdefault(item, deque())
+            mine.append(n)
+            if len(mine) > self.per_item:
+                self._drop(mine.popleft())
+        while self._kept and (len(self._kept) > self.changes or self._bytes > self.size):
+            n, kept = next(iter(self._kept.items()))
+            mine = self._items[kept.item]
+            mine.popleft()  # the oldest kept change is its item's oldest too
+            if not mine:
+                del self._items[kept.item]
+            self._drop(n)
+
+    def _drop(self, n: int) -> None:
+        kept = self._kept.pop(n)
+        self._bytes -= kept.size
+        table = self._tables[kept.item[:3]]
+        del table[n]
+        if not table:
+            del self._tables[kept.item[:3]]
+
+    def forget(self, account: str, region: str) -> None:
+        """Drop every change kept in an account and region (a table there was made, changed or deleted)."""
+        for n, kept in list(self._kept.items()):
+            if kept.item[:2] == (account, region):
+                self._drop(n)
+        for item in [i for i in self._items if i[:2] == (account, region)]:
+            del self._items[item]
+
+    def rollbacks(self, account: str, region: str, scope: Scope, steps: int = STEPS) -> Iterator[list[Change]]:
+        """The changes to undo, newest first, for a view as of before the latest commit in ``scope``;
+        then before the two latest; ... (at most ``steps`` commits). Only changes in ``scope`` are undone."""
+        if scope.items is not None:
+            found = (self._items.get((account, region, table, key), ()) for table, key in scope.items)
+            numbers: Iterable[int] = sorted((n for mine in found for n in mine), reverse=True)
+        else:
+            numbers = reversed(self._tables.get((account, region, scope.table), OrderedDict()))
+        undo: list[Change] = []
+        commit = None
+        for n in numbers:
+            kept = self._kept[n]
+            if not scope.test(kept.change):
+                continue
+            if commit is not None and kept.commit != commit:
+                yield list(undo)
+                steps -= 1
+                if steps <= 0:
+                    return
+            commit = kept.commit
+            undo.append(kept.change)
+        if undo:
+            yield list(undo)
+
+
+__all__ = ["BYTES_KEPT", "CHANGES_KEPT", "IMAGES_PER_ITEM", "STEPS", "ImageHistory", "Kept", "Scope", "image_size"]

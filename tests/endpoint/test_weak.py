@@ -1,0 +1,434 @@
+"""DynamoDB's weak answers on request (``X-Labkit-Weak-Answer``), through the real HTTP endpoint.
+
+Each rule the engine follows is DynamoDB's, quoted from its documentation:
+
+* "When issuing eventually consistent reads to a DynamoDB table or an index, the responses may
+  not reflect the results of a recently completed write operation." "All reads from GSIs and
+  streams are eventually consistent." "Strongly consistent reads are only supported on tables
+  and local secondary indexes." (Developer Guide, *DynamoDB read consistency*)
+* BatchWriteItem: "If any requested operations fail because the table's provisioned throughput is
+  exceeded or an internal processing failure occurs, the failed operations are returned in the
+  UnprocessedItems response parameter." BatchGetItem: "If a partial result is returned, the
+  operation returns a value for UnprocessedKeys." (API Reference)
+* Query/Scan ``Limit``: "The maximum number of items to evaluate (not necessarily the number of
+  matching items). If DynamoDB processes the number of items up to the limit while processing
+  the results, it stops the operation and returns the matching values up to that point, and a
+  key in LastEvaluatedKey"; "A filter expression is applied after a Query finishes, but before
+  the results are returned." (API Reference; Developer Guide, *Filter expressions for Query*)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from labkit.embedded import DYNAMODB_LOCAL, start_endpoint
+from labkit.endpoint import EmbeddedEndpoint
+from labkit.operations import WEAK_ANSWER_HEADER, WEAK_ANSWER_WHERE, WeakAnswer
+
+from .conftest import key, make_table, raw_client, refused
+
+ECHO = WEAK_ANSWER_HEADER.lower()
+
+
+def weak(client: Any, kind: str | None) -> Any:
+    """``client`` sending ``X-Labkit-Weak-Answer: kind`` on its next requests (None: stop)."""
+    client.meta.events.unregister("before-sign.dynamodb.*", unique_id="labkit-weak")
+    if kind is not None:
+
+        def add(request: Any, **_: Any) -> None:
+            request.headers[WEAK_ANSWER_HEADER] = kind
+
+        client.meta.events.register("before-sign.dynamodb.*", add, unique_id="labkit-weak")
+    return client
+
+
+def echo(answer: dict[str, Any]) -> str | None:
+    found = answer["ResponseMetadata"]["HTTPHeaders"].get(ECHO)
+    return None if found is None else str(found)
+
+
+@pytest.fixture(scope="module")
+def client(endpoint: EmbeddedEndpoint) -> Iterator[Any]:
+    """A raw client whose weak-answer header each test sets (and the fixture clears)."""
+    yield raw_client(endpoint.url)
+
+
+@pytest.fixture
+def asking(client: Any) -> Iterator[Any]:
+    """A fresh client (its own event handlers) that each test sets a weak answer on."""
+    mine = raw_client(client.meta.endpoint_url)
+    yield mine
+    weak(mine, None)
+
+
+def _put(client: Any, table: str, pk: str, v: int, **extra: Any) -> None:
+    client.put_item(TableName=table, Item={**key(pk), "v": {"N": str(v)}, **extra})
+
+
+# stale-read: GetItem ------------------------------------------------------------------------------
+
+
+def test_stale_read__get_item_after_update__answers_the_image_before_it_and_says_so(client: Any, asking: Any) -> None:
+    """An eventually consistent GetItem "may not reflect the results of a recently completed write"."""
+    table = make_table(client)
+    _put(client, table, "order", 1)
+    client.update_item(
+        TableName=table, Key=key("order"), UpdateExpression="SET v = :v", ExpressionAttributeValues={":v": {"N": "2"}}
+    )
+    answer = weak(asking, WeakAnswer.STALE_READ).get_item(TableName=table, Key=key("order"))
+    assert answer["Item"]["v"] == {"N": "1"}
+    assert echo(answer) == "stale-read"
+    fresh = weak(asking, None).get_item(TableName=table, Key=key("order"))
+    assert fresh["Item"]["v"] == {"N": "2"} and echo(fresh) is None  # never by chance: only when asked
+
+
+def test_stale_read__get_item_right_after_first_put__finds_no_item(client: Any, asking: Any) -> None:
+    """No read-your-writes: the reader's own PutItem may be missing from its next default GetItem."""
+    table = make_table(client)
+    _put(client, table, "new", 1)
+    answer = weak(asking, WeakAnswer.STALE_READ).get_item(TableName=table, Key=key("new"))
+    assert "Item" not in answer and echo(answer) == "stale-read"
+
+
+def test_stale_read__after_delete__answers_the_deleted_item(client: Any, asking: Any) -> None:
+    """An eventually consistent read may still see an item a recent DeleteItem removed."""
+    table = make_table(client)
+    _put(client, table, "gone", 7)
+    client.delete_item(TableName=table, Key=key("gone"))
+    answer = weak(asking, WeakAnswer.STALE_READ).get_item(TableName=table, Key=key("gone"))
+    assert answer["Item"]["v"] == {"N": "7"}
+
+
+def test_stale_read__item_never_written__answers_as_now_with_none_and_the_reason(client: Any, asking: Any) -> None:
+    table = make_table(client)
+    answer = weak(asking, WeakAnswer.STALE_READ).get_item(TableName=table, Key=key("nobody"))
+    assert "Item" not in answer
+    assert echo(answer) == "none; no earlier image of what it reads is kept"
+
+
+def test_stale_read__projection_unchanged_by_latest_write__goes_back_to_the_write_that_changes_it(
+    client: Any, asking: Any
+) -> None:
+    """ "As of before the latest write(s)": a write the projection cannot see is passed over."""
+    table = make_table(client)
+    _put(client, table, "p", 1)
+    client.update_item(
+        TableName=table, Key=key("p"), UpdateExpression="SET v = :v", ExpressionAttributeValues={":v": {"N": "2"}}
+    )
+    client.update_item(
+        TableName=table, Key=key("p"), UpdateExpression="SET w = :w", ExpressionAttributeValues={":w": {"N": "9"}}
+    )
+    answer = weak(asking, WeakAnswer.STALE_READ).get_item(TableName=table, Key=key("p"), ProjectionExpression="v")
+    assert answer["Item"] == {"v": {"N": "1"}} and echo(answer) == "stale-read"
+
+
+def test_stale_read__leaves_the_store_as_it_was(client: Any, asking: Any) -> None:
+    """A stale answer is a view, not a write: every later strong read (GetItem, Query, Scan) is fresh."""
+    table = make_table(client)
+    _put(client, table, "a", 1)
+    _put(client, table, "a", 2)
+    _put(client, table, "b", 1)
+    stale = weak(asking, WeakAnswer.STALE_READ)
+    stale.get_item(TableName=table, Key=key("a"))
+    stale.scan(TableName=table)
+    stale.query(TableName=table, KeyConditionExpression="PK = :p", ExpressionAttributeValues={":p": {"S": "a"}})
+    got = client.get_item(TableName=table, Key=key("a"), ConsistentRead=True)["Item"]
+    assert got["v"] == {"N": "2"}
+    scanned = client.scan(TableName=table, ConsistentRead=True)["Items"]
+    assert sorted((i["PK"]["S"], i["v"]["N"]) for i in scanned) == [("a", "2"), ("b", "1")]
+    queried = client.query(
+        TableName=table, KeyConditionExpression="PK = :p", ExpressionAttributeValues={":p": {"S": "a"}}
+    )["Items"]
+    assert [i["v"] for i in queried] == [{"N": "2"}]
+
+
+# stale-read: Query, Scan, GSI, BatchGetItem -----------------------------------------------------
+
+
+def test_stale_read__query_of_a_partition__answers_before_the_latest_write_to_it(client: Any, asking: Any) -> None:
+    table = make_table(client)
+    client.put_item(TableName=table, Item=key("cart", "1"))
+    client.put_item(TableName=table, Item=key("cart", "2"))
+    client.put_item(TableName=table, Item=key("other", "1"))  # a later write elsewhere does not count
+    answer = weak(asking, WeakAnswer.STALE_READ).query(
+        TableName=table, KeyConditionExpression="PK = :p", ExpressionAttributeValues={":p": {"S": "cart"}}
+    )
+    assert [i["SK"]["S"] for i in answer["Items"]] == ["1"] and echo(answer) == "stale-read"
+
+
+def test_stale_read__query_of_a_gsi__the_index_lags_behind_the_table(client: Any, asking: Any) -> None:
+    """ "All reads from GSIs ... are eventually consistent": a just-written email is not in the index yet."""
+    table = make_table(client, gsi=True)
+    client.put_item(TableName=table, Item={**key("user#1"), "email": {"S": "a@example.com"}})
+    query = {
+        "TableName": table,
+        "IndexName": "email-index",
+        "KeyConditionExpression": "email = :e",
+        "ExpressionAttributeValues": {":e": {"S": "a@example.com"}},
+    }
+    assert client.query(**query)["Count"] == 1
+    answer = weak(asking, WeakAnswer.STALE_READ).query(**query)
+    assert answer["Count"] == 0 and echo(answer) == "stale-read"
+
+
+def test_stale_read__gsi_query_after_email_change__still_finds_the_old_email(client: Any, asking: Any) -> None:
+    """The index as it was before the latest write to an item in the partition it reads (the old email's)."""
+    table = make_table(client, gsi=True)
+    client.put_item(TableName=table, Item={**key("user#1"), "email": {"S": "old@example.com"}})
+    client.put_item(TableName=table, Item={**key("user#1"), "email": {"S": "new@example.com"}})
+    answer = weak(asking, WeakAnswer.STALE_READ).query(
+        TableName=table,
+        IndexName="email-index",
+        KeyConditionExpression="email = :e",
+        ExpressionAttributeValues={":e": {"S": "old@example.com"}},
+    )
+    assert [i["PK"]["S"] for i in answer["Items"]] == ["user#1"]
+
+
+def test_consistent_read_on_a_gsi__refused_with_dynamodbs_message(client: Any, asking: Any) -> None:
+    """ "Strongly consistent reads are not supported on global secondary indexes"; DynamoDB's message:
+    "Consistent reads are not supported on global secondary indexes"."""
+    table = make_table(client, gsi=True)
+    query = {
+        "TableName": table,
+        "IndexName": "email-index",
+        "KeyConditionExpression": "email = :e",
+        "ExpressionAttributeValues": {":e": {"S": "a@example.com"}},
+        "ConsistentRead": True,
+    }
+    expected = ("ValidationException", "Consistent reads are not supported on global secondary indexes")
+    assert refused(client.query, **query) == expected
+    assert refused(weak(asking, WeakAnswer.STALE_READ).query, **query) == expected
+
+
+def test_stale_read__scan__answers_the_table_before_its_latest_write(client: Any, asking: Any) -> None:
+    table = make_table(client)
+    _put(client, table, "a", 1)
+    _put(client, table, "b", 1)
+    answer = weak(asking, WeakAnswer.STALE_READ).scan(TableName=table)
+    assert [i["PK"]["S"] for i in answer["Items"]] == ["a"]
+
+
+def test_stale_read__batch_get__eventual_table_stale_consistent_table_fresh(client: Any, asking: Any) -> None:
+    """ConsistentRead is per table in BatchGetItem: a table read with it is never stale."""
+    eventual, strong = make_table(client), make_table(client)
+    for table in (eventual, strong):
+        _put(client, table, "k", 1)
+        _put(client, table, "k", 2)
+    answer = weak(asking, WeakAnswer.STALE_READ).batch_get_item(
+        RequestItems={eventual: {"Keys": [key("k")]}, strong: {"Keys": [key("k")], "ConsistentRead": True}}
+    )
+    assert answer["Responses"][eventual][0]["v"] == {"N": "1"}
+    assert answer["Responses"][strong][0]["v"] == {"N": "2"}
+    assert echo(answer) == "stale-read"
+
+
+def test_stale_read__after_the_table_is_made_again__keeps_nothing_of_the_old_one(client: Any, asking: Any) -> None:
+    """A control-plane change (DeleteTable, CreateTable) forgets the images kept in its region."""
+    table = make_table(client)
+    _put(client, table, "k", 1)
+    client.delete_table(TableName=table)
+    client.create_table(
+        TableName=table,
+        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "PK", "AttributeType": "S"},
+            {"AttributeName": "SK", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    got = weak(asking, WeakAnswer.STALE_READ).get_item(TableName=table, Key=key("k"))
+    assert "Item" not in got and echo(got) == "none; no earlier image of what it reads is kept"
+
+
+# unprocessed-items ------------------------------------------------------------------------------
+
+
+def test_unprocessed_items__batch_write__last_request_not_written_and_returned_as_sent(
+    client: Any, asking: Any
+) -> None:
+    """ "the failed operations are returned in the UnprocessedItems response parameter"; resending them writes them."""
+    a, b = make_table(client), make_table(client)
+    requests = {
+        a: [{"PutRequest": {"Item": key("1")}}, {"PutRequest": {"Item": key("2")}}],
+        b: [{"PutRequest": {"Item": {**key("3"), "n": {"N": "1"}}}}, {"DeleteRequest": {"Key": key("4")}}],
+    }
+    client.put_item(TableName=b, Item=key("4"))
+    answer = weak(asking, WeakAnswer.UNPROCESSED_ITEMS).batch_write_item(RequestItems=requests)
+    assert answer["UnprocessedItems"] == {b: [{"DeleteRequest": {"Key": key("4")}}]}
+    assert echo(answer) == "unprocessed-items"
+    assert "Item" in client.get_item(TableName=b, Key=key("4"), ConsistentRead=True)  # not applied
+    assert all("Item" in client.get_item(TableName=t, Key=key(k)) for t, k in ((a, "1"), (a, "2"), (b, "3")))
+    again = weak(asking, None).batch_write_item(RequestItems=answer["UnprocessedItems"])
+    assert again["UnprocessedItems"] == {}
+    assert "Item" not in client.get_item(TableName=b, Key=key("4"), ConsistentRead=True)
+
+
+def test_unprocessed_items__batch_write_of_one_item__writes_nothing(client: Any, asking: Any) -> None:
+    table = make_table(client)
+    requests = {table: [{"PutRequest": {"Item": key("only")}}]}
+    answer = weak(asking, WeakAnswer.UNPROCESSED_ITEMS).batch_write_item(RequestItems=requests)
+    assert answer["UnprocessedItems"] == requests and echo(answer) == "unprocessed-items"
+    assert client.scan(TableName=table, ConsistentRead=True)["Count"] == 0
+
+
+def test_unprocessed_items__batch_get__last_key_left_with_its_tables_projection(client: Any, asking: Any) -> None:
+    """UnprocessedKeys holds KeysAndAttributes as sent: the key, and the table's ProjectionExpression."""
+    table = make_table(client)
+    for k in ("1", "2", "3"):
+        _put(client, table, k, int(k))
+    entry = {"Keys": [key("1"), key("2"), key("3")], "ProjectionExpression": "PK, v"}
+    answer = weak(asking, WeakAnswer.UNPROCESSED_ITEMS).batch_get_item(RequestItems={table: entry})
+    assert sorted(i["PK"]["S"] for i in answer["Responses"][table]) == ["1", "2"]
+    assert answer["UnprocessedKeys"] == {table: {"Keys": [key("3")], "ProjectionExpression": "PK, v"}}
+    assert echo(answer) == "unprocessed-items"
+
+
+def test_unprocessed_items__batch_get_of_one_key__reads_nothing(client: Any, asking: Any) -> None:
+    table = make_table(client)
+    _put(client, table, "1", 1)
+    answer = weak(asking, WeakAnswer.UNPROCESSED_ITEMS).batch_get_item(RequestItems={table: {"Keys": [key("1")]}})
+    assert answer["Responses"] == {} and answer["UnprocessedKeys"] == {table: {"Keys": [key("1")]}}
+
+
+# short-page -------------------------------------------------------------------------------------
+
+
+def test_short_page__query__ends_after_the_first_item_with_a_last_evaluated_key(client: Any, asking: Any) -> None:
+    """A page may end before the key range does; the next page starts at its LastEvaluatedKey."""
+    table = make_table(client)
+    for sk in ("1", "2", "3"):
+        client.put_item(TableName=table, Item=key("p", sk))
+    query = {"TableName": table, "KeyConditionExpression": "PK = :p", "ExpressionAttributeValues": {":p": {"S": "p"}}}
+    page = weak(asking, WeakAnswer.SHORT_PAGE).query(**query)
+    assert [i["SK"]["S"] for i in page["Items"]] == ["1"]
+    assert page["LastEvaluatedKey"] == key("p", "1") and echo(page) == "short-page"
+    seen = [i["SK"]["S"] for i in page["Items"]]
+    start = page.get("LastEvaluatedKey")
+    while start is not None:  # reading every page finds every item, short pages or not
+        page = asking.query(**query, ExclusiveStartKey=start)
+        seen += [i["SK"]["S"] for i in page["Items"]]
+        start = page.get("LastEvaluatedKey")
+    assert seen == ["1", "2", "3"]
+
+
+def test_short_page__filter_drops_the_first_item__an_empty_page_that_is_not_the_last(client: Any, asking: Any) -> None:
+    """Limit counts the items evaluated before the FilterExpression: a filtered page may come back empty."""
+    table = make_table(client)
+    client.put_item(TableName=table, Item={**key("p", "1"), "open": {"BOOL": False}})
+    client.put_item(TableName=table, Item={**key("p", "2"), "open": {"BOOL": True}})
+    page = weak(asking, WeakAnswer.SHORT_PAGE).query(
+        TableName=table,
+        KeyConditionExpression="PK = :p",
+        FilterExpression="#o = :t",
+        ExpressionAttributeNames={"#o": "open"},
+        ExpressionAttributeValues={":p": {"S": "p"}, ":t": {"BOOL": True}},
+    )
+    assert page["Items"] == [] and page["Count"] == 0 and page["ScannedCount"] == 1
+    assert page["LastEvaluatedKey"] == key("p", "1")
+
+
+def test_short_page__only_item_in_range__still_ends_with_a_last_evaluated_key(client: Any, asking: Any) -> None:
+    """As with Limit=1: the page stops at its limit and says where, even when nothing follows."""
+    table = make_table(client)
+    client.put_item(TableName=table, Item=key("solo"))
+    page = weak(asking, WeakAnswer.SHORT_PAGE).scan(TableName=table)
+    assert page["Count"] == 1 and page["LastEvaluatedKey"] == key("solo") and echo(page) == "short-page"
+    last = asking.scan(TableName=table, ExclusiveStartKey=page["LastEvaluatedKey"])
+    assert last["Count"] == 0 and "LastEvaluatedKey" not in last
+
+
+def test_short_page__gsi_query__last_evaluated_key_has_the_table_and_index_keys(client: Any, asking: Any) -> None:
+    table = make_table(client, gsi=True)
+    for pk in ("u1", "u2"):
+        client.put_item(TableName=table, Item={**key(pk), "email": {"S": "same@example.com"}})
+    page = weak(asking, WeakAnswer.SHORT_PAGE).query(
+        TableName=table,
+        IndexName="email-index",
+        KeyConditionExpression="email = :e",
+        ExpressionAttributeValues={":e": {"S": "same@example.com"}},
+    )
+    assert page["Count"] == 1
+    assert set(page["LastEvaluatedKey"]) == {"PK", "SK", "email"}
+
+
+def test_short_page__empty_range__says_none(client: Any, asking: Any) -> None:
+    table = make_table(client)
+    page = weak(asking, WeakAnswer.SHORT_PAGE).query(
+        TableName=table, KeyConditionExpression="PK = :p", ExpressionAttributeValues={":p": {"S": "none"}}
+    )
+    assert page["Count"] == 0 and "LastEvaluatedKey" not in page
+    assert echo(page) == "none; the page holds no item"
+
+
+# misuse: a 400 that says where each kind applies, nothing applied -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "call"),
+    [
+        ("stale-read", "put"),
+        ("unprocessed-items", "put"),
+        ("short-page", "get"),
+        ("stale-read", "consistent-get"),
+        ("stale-read", "transact-get"),
+        ("stale-read", "consistent-batch-get"),
+        ("unprocessed-items", "query"),
+        ("stale", "get"),
+    ],
+)
+def test_weak_answer_where_dynamodb_cannot_give_it__400_saying_where_each_applies(
+    client: Any, asking: Any, kind: str, call: str
+) -> None:
+    table = make_table(client)
+    calls: dict[str, tuple[str, dict[str, Any]]] = {
+        "put": ("put_item", {"TableName": table, "Item": key("x")}),
+        "get": ("get_item", {"TableName": table, "Key": key("x")}),
+        "consistent-get": ("get_item", {"TableName": table, "Key": key("x"), "ConsistentRead": True}),
+        "transact-get": ("transact_get_items", {"TransactItems": [{"Get": {"TableName": table, "Key": key("x")}}]}),
+        "consistent-batch-get": (
+            "batch_get_item",
+            {"RequestItems": {table: {"Keys": [key("x")], "ConsistentRead": True}}},
+        ),
+        "query": (
+            "query",
+            {"TableName": table, "KeyConditionExpression": "PK = :p", "ExpressionAttributeValues": {":p": {"S": "x"}}},
+        ),
+    }
+    method, params = calls[call]
+    code, message = refused(getattr(weak(asking, kind), method), **params)
+    assert code == "ValidationException"
+    assert message.startswith(WEAK_ANSWER_HEADER) and message.endswith(WEAK_ANSWER_WHERE)
+    assert client.scan(TableName=table, ConsistentRead=True)["Count"] == 0  # nothing applied
+
+
+def test_weak_answer_on_dynamodb_local_profile__400_it_gives_none() -> None:
+    """Profile dynamodb-local answers as DynamoDB Local does: no image history, no weak answers."""
+    with start_endpoint(profile=DYNAMODB_LOCAL) as ep:
+        plain = raw_client(ep.url)
+        table = make_table(plain)
+        plain.put_item(TableName=table, Item=key("x"))
+        code, message = refused(weak(raw_client(ep.url), "stale-read").get_item, TableName=table, Key=key("x"))
+        assert code == "ValidationException" and "gives no weak answers" in message
+        assert ep.engine.history is None
+
+
+def test_weak_answer_header_on_a_control_operation__400(client: Any, asking: Any) -> None:
+    with pytest.raises(ClientError) as caught:
+        weak(asking, "stale-read").list_tables()
+    assert caught.value.response["Error"]["Code"] == "ValidationException"
+
+
+def test_weak_answer_on_execute_statement__400_not_run(client: Any, asking: Any) -> None:
+    """PartiQL is not where these answers are given: refused before its statement runs."""
+    table = make_table(client)
+    code, _ = refused(
+        weak(asking, "stale-read").execute_statement,
+        Statement=f"INSERT INTO \"{table}\" VALUE {{'PK': 'x', 'SK': 'A'}}",
+    )
+    assert code == "ValidationException"
+    assert client.scan(TableName=table, ConsistentRead=True)["Count"] == 0
