@@ -217,7 +217,7 @@ class ValueTaken(LabkitError):
         self.reasons: tuple[Mapping[str, Any], ...] = tuple(reasons)
         self.code = "TransactionCanceledException" if self.reasons else ""
         taken = ", ".join(f"{f} {v!r}" for f, v in self.fields.items())
-        super().__init__(f"already taken: {taken}; choose another value (nothing was written)")
+        super().__init__(f"already taken: {taken}; nothing was written. Choose another value.")
 
     @property
     def reason_codes(self) -> tuple[str, ...]:

@@ -45,9 +45,22 @@ def setup_lab(lesson: str, *, backend: str | None = None, quiet: bool = False) -
     ensure_table(conn)
     reset_table(conn)
     if not quiet:
-        print(conn.describe())
-        print(" ".join(f"{k}={v}" for k, v in versions().items()))
+        print(banner(conn))
     return conn
+
+
+def banner(conn: Connection) -> str:
+    """What a learner needs to know about where the lesson runs: the table, and the endpoint's URL.
+
+    Versions are not in it (``labkit doctor`` prints them, or :func:`versions`): the same in every lesson.
+    """
+    where = {
+        "embedded": f"labkit's embedded DynamoDB endpoint at {conn.endpoint_url} (moto's DynamoDB "
+        "engine, run in this process)",
+        "local": f"DynamoDB Local at {conn.endpoint_url}",
+        "aws": f"AWS DynamoDB in {conn.region}" + (f" at {conn.endpoint_url}" if conn.endpoint_url else ""),
+    }.get(conn.backend, f"the {conn.backend} backend at {conn.endpoint_url}")
+    return f"table {conn.table_name} (on-demand, empty) on {where}"
 
 
 def has_engine(conn: Connection) -> bool:
@@ -107,4 +120,4 @@ def recording(
         client.meta.events.unregister(event, record)
 
 
-__all__ = ["engine_available", "has_engine", "recording", "setup_lab", "versions", "where"]
+__all__ = ["banner", "engine_available", "has_engine", "recording", "setup_lab", "versions", "where"]

@@ -120,7 +120,7 @@ def check_key_length(spec: FieldSpec, namespace: str, value: str) -> None:
         raise ValidationError(
             f"{label(spec)} is too long: its marker key would be {key_bytes:,} bytes (UTF-8), over "
             f"DynamoDB's {C.MAX_PARTITION_KEY_BYTES:,}-byte partition key limit; "
-            "choose a shorter value. Nothing was written"
+            "nothing was written. Choose a shorter value."
         )
 
 
@@ -217,7 +217,7 @@ def check_token(token: str | None) -> str:
     if not isinstance(token, str) or not 1 <= len(token) <= C.MAX_CLIENT_REQUEST_TOKEN_LENGTH:
         raise ValidationError(
             f"ClientRequestToken must be 1-{C.MAX_CLIENT_REQUEST_TOKEN_LENGTH} characters; "
-            "omit it to get a fresh uuid4. Nothing was written"
+            "nothing was written. Omit it to get a fresh uuid4."
         )
     return token
 
@@ -236,7 +236,7 @@ def check_field(field_name: str, fields: Fields) -> list[FieldSpec]:
     if not using:
         raise ValidationError(
             f"unknown unique field {field_name!r}; configured fields are: "
-            f"{', '.join(attributes(fields))}. Add it to `fields` to protect it. Nothing was written"
+            f"{', '.join(attributes(fields))}; nothing was written. Add it to `fields` to protect it."
         )
     return using
 

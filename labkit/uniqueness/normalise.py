@@ -49,8 +49,8 @@ def check_characters(field_name: str, value: str) -> None:
         if unicodedata.category(ch) in REFUSED_CATEGORIES or ch in BLANK_LOOKALIKES:
             raise LookAlikeValue(
                 f"{field_name} contains {_char_name(ch)} at position {i}: control and invisible characters "
-                "are not allowed (they make values that look the same but are different); remove it. "
-                "Nothing was written",
+                "are not allowed (they make values that look the same but are different); nothing was written. "
+                "Remove it.",
                 field_name,
                 ch,
                 i,
@@ -66,8 +66,8 @@ def check_characters(field_name: str, value: str) -> None:
             ch = value[where[0]]
             raise LookAlikeValue(
                 f"{field_name} mixes {main.title()} and {odd.title()} letters in {match.group()!r}: "
-                f"{_char_name(ch)} at position {where[0]} looks like a {main.title()} letter; use one "
-                "script per word. Nothing was written",
+                f"{_char_name(ch)} at position {where[0]} looks like a {main.title()} letter; nothing was "
+                "written. Use one script per word.",
                 field_name,
                 ch,
                 where[0],
@@ -90,7 +90,7 @@ def normalise(raw: str, field_name: str = "value") -> str:
 def normalise_email(raw: str) -> str:
     """Normalise an email; check: one @, a local part, a domain with an inner dot, no spaces."""
     value = normalise(raw, "email")
-    hint = "enter an address like ada@lovelace.io; nothing was written"
+    hint = "nothing was written. Enter an address like ada@lovelace.io."
     if not value:
         raise ValidationError(f"email is empty; {hint}")
     if any(ch.isspace() for ch in value):
@@ -124,7 +124,7 @@ def normalise_value(field_name: str, raw: str, namespace: str) -> str:
     """Normalise one unique value and check that its marker key fits DynamoDB's limit."""
     value = normalise_email(raw) if field_name == "email" else normalise(raw, field_name)
     if not value:
-        raise ValidationError(f"{field_name} is empty; choose a value such as 'ada'. Nothing was written")
+        raise ValidationError(f"{field_name} is empty; nothing was written. Choose a value such as 'ada'.")
     check_key_length(field_name, namespace, value)
     return value
 

@@ -118,14 +118,14 @@ def prepare_registration(
     if missing:
         raise ValidationError(
             f"missing {', '.join(missing)}: a registration needs every unique field "
-            f"({', '.join(names)}). Nothing was written"
+            f"({', '.join(names)}); nothing was written."
         )
     extra = dict(attributes or {})
     clash = sorted(set(extra) & (keys.RESERVED_ATTRIBUTES | set(names)))
     if clash:
         raise ValidationError(
             f"attributes may not set {', '.join(clash)}: keys, id and unique fields are set by "
-            "labkit. Nothing was written"
+            "labkit; nothing was written."
         )
     registration = Registration(
         account_id=check_account_id(account_id) if account_id is not None else uuid.uuid4().hex,

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import bootstrap
+from tests.conftest import TEAM_POINTS
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD_PYTHONS = ["python3.10", "python3.9", "python3.8", "python3.7"]
@@ -188,24 +189,13 @@ def test_wheelhouse__fresh_venv_installs_offline_and_replaces_a_broken_venv(whee
 #: A team's tests, as they would sit in the team's own repository (docs/ci.md, section 1): a race
 #: test (the read-modify-write loses an award in some order of the two checkouts' calls; ADD never
 #: does), the team's moto unit test and a plain test, in one pytest run.
-TEAM_RACE_TEST = """
+TEAM_RACE_TEST = (
+    """
 import boto3
 from moto import mock_aws
-
-from labkit.races import explore
-
-KEY = {"PK": {"S": "USER#42"}, "SK": {"S": "POINTS"}}
-
-
-def add_points_read_modify_write(client, table, points):
-    item = client.get_item(TableName=table, Key=KEY, ConsistentRead=True)["Item"]
-    client.put_item(TableName=table, Item={**KEY, "balance": {"N": str(int(item["balance"]["N"]) + points)}})
-
-
-def add_points(client, table, points):
-    client.update_item(TableName=table, Key=KEY, UpdateExpression="ADD balance :p",
-                       ExpressionAttributeValues={":p": {"N": str(points)}})
-
+"""
+    + TEAM_POINTS
+    + """
 
 def two_checkouts(conn, add):
     def setup():
@@ -226,7 +216,7 @@ def test_read_modify_write__two_checkouts__an_award_is_lost(labkit_conn):
 
 
 def test_add__two_checkouts__every_award_lands(labkit_conn):
-    result = two_checkouts(labkit_conn, add_points)
+    result = two_checkouts(labkit_conn, add_points_atomic)
     assert result.passed, result.summary()
 
 
@@ -243,6 +233,7 @@ def test_orders__the_teams_moto_unit_test__moto_answers():
 def test_plain():
     assert sorted([3, 1, 2]) == [1, 2, 3]
 """
+)
 #: What only the notebooks need: none of it in a team's venv.
 NOTEBOOK_ONLY = {"matplotlib", "jupyterlab", "jupyter-server", "ipykernel", "nbformat", "nbclient", "pillow"}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -14,13 +15,6 @@ from recipes.sharded_counter import add, add_once, shard_key, total
 from tests.cookbook.conftest import FAULTS, Runs
 
 NAME, SHARDS = "views", 4
-
-
-def shard_of(token: str) -> int:
-    """The shard add_once writes for ``token`` (recipes/sharded_counter.py: crc32 of the token)."""
-    return zlib.crc32(token.encode()) % SHARDS
-
-
 Write = Callable[[Any, str], Any]  # (client or None, token) -> anything
 
 
@@ -42,10 +36,14 @@ def two_writers(conn: Connection, write: Write, *, own_client: Any = None) -> An
         assert counted == len(res.results), f"counted {counted} for {len(res.results)} acknowledged increment(s)"
 
     def token(name: str) -> str:
-        """This run's token for ``name``, picked so that its shard is the same in every run (A: 0, B: 1):
-        add_once derives the shard from the token, and explore needs the same calls run after run."""
-        shard = "AB".index(name)
-        return next(t for i in range(1000) if shard_of(t := f"{runs.token(name)}-{i}") == shard)
+        """A fresh token every run, on the same shard every run: add_once picks its shard from the token,
+        and explore needs an actor to make the same calls in every run (the same order, the same key)."""
+        base = runs.token(name)
+        for i in itertools.count():
+            candidate = f"{base}-{i}"
+            if zlib.crc32(candidate.encode()) % SHARDS == ord(name) % SHARDS:
+                return candidate
+        raise AssertionError("unreachable")
 
     def writer(name: str) -> Callable[..., Any]:
         if own_client is not None:

@@ -134,11 +134,47 @@ def test_check__wrong_signature__fails_without_running_and_shows_both_signatures
     )
 
 
-def test_check__not_a_function__fails_as_wrong_signature(conn: Connection) -> None:
-    """Passing something that cannot be called is a wrong-signature verdict, not a crash."""
-    verdict = ex.check("unique-sign-up", "def sign_up(): ...", conn=conn)  # type: ignore[arg-type]
-    assert verdict.kinds == ("wrong-signature",)
-    assert "is a str, not a function" in verdict.findings[0].message
+#: Broken solutions and the verdict each gets: (exercise, solution, kind, words in its one finding).
+BROKEN = [
+    # Passing something that cannot be called is a wrong-signature verdict, not a crash.
+    pytest.param(
+        "unique-sign-up", "def sign_up(): ...", "wrong-signature", "is a str, not a function", id="not-a-function"
+    ),
+    # A write to a key the exercise does not own fails, naming the key and the allowed ones.
+    pytest.param(
+        "raise-limit",
+        writes_outside,
+        "outside-keys",
+        "wrote PK='HACK', SK='X', outside this exercise's keys",
+        id="writes-outside-its-keys",
+    ),
+    # A write to a table other than the one given fails before it can do harm elsewhere.
+    pytest.param(
+        "unique-sign-up", other_table, "outside-keys", "wrote to table 'labkit-lab'", id="writes-another-table"
+    ),
+    # A solution that ignores the client it is given cannot be raced: the verdict says why.
+    pytest.param(
+        "raise-limit",
+        own_client,
+        "wrong-client",
+        "made no DynamoDB call with the client it was given",
+        id="uses-another-client",
+    ),
+    # Any error but the exercise's documented one fails with the traceback's last line.
+    pytest.param(
+        "raise-limit", crashes, "error", "raised ZeroDivisionError: division by zero", id="undocumented-error"
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "solution", "kind", "words"), BROKEN)
+def test_check__broken_solution__one_finding_of_its_kind_naming_the_cause(
+    conn: Connection, name, solution, kind, words
+) -> None:
+    """A broken solution gets a clear verdict, not a crash: one finding of its kind, saying what it did."""
+    verdict = ex.check(name, solution, conn=conn)
+    assert verdict.kinds == (kind,)
+    assert words in verdict.findings[0].message
 
 
 def test_check__never_returns__times_out_naming_the_timeout_and_stops_the_thread(conn: Connection) -> None:
@@ -170,39 +206,11 @@ def test_check__deletes_the_table__says_so_and_the_next_check_starts_clean(conn:
     assert not [t for t in conn.client.list_tables()["TableNames"] if t.startswith("labkit-ex-")]
 
 
-def test_check__writes_outside_its_keys__names_the_key(conn: Connection) -> None:
-    """A write to a key the exercise does not own fails, naming the key and the allowed ones."""
-    verdict = ex.check("raise-limit", writes_outside, conn=conn)
-    assert verdict.kinds == ("outside-keys",)
-    assert "wrote PK='HACK', SK='X', outside this exercise's keys" in verdict.findings[0].message
-
-
-def test_check__writes_to_another_table__fails_as_outside_keys(conn: Connection) -> None:
-    """A write to a table other than the one given fails before it can do harm elsewhere."""
-    verdict = ex.check("unique-sign-up", other_table, conn=conn)
-    assert verdict.kinds == ("outside-keys",)
-    assert "wrote to table 'labkit-lab'" in verdict.findings[0].message
-
-
-def test_check__uses_another_client__fails_as_wrong_client(conn: Connection) -> None:
-    """A solution that ignores the client it is given cannot be raced: the verdict says why."""
-    verdict = ex.check("raise-limit", own_client, conn=conn)
-    assert verdict.kinds == ("wrong-client",)
-    assert "made no DynamoDB call with the client it was given" in verdict.findings[0].message
-
-
 def test_check__stub__reads_not_solved_yet(conn: Connection) -> None:
     """The notebook's stub (raise NotImplementedError) is 'not solved yet', not a crash."""
     verdict = ex.check("change-email", stub_change_email, conn=conn)
     assert not verdict.passed and verdict.not_solved
     assert str(verdict).startswith("change-email: not solved yet")
-
-
-def test_check__undocumented_error__fails_with_the_tracebacks_last_line(conn: Connection) -> None:
-    """Any error but the exercise's documented one fails with the traceback's last line."""
-    verdict = ex.check("raise-limit", crashes, conn=conn)
-    assert verdict.kinds == ("error",)
-    assert "raised ZeroDivisionError: division by zero" in verdict.findings[0].message
 
 
 def test_check__documented_error_where_none_is_due__fails_with_its_last_line(conn: Connection) -> None:

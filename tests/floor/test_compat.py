@@ -34,19 +34,25 @@ def test_moto_problem__not_installed__says_so() -> None:
     assert "moto is not installed" in str(moto_problem(None))
 
 
-def test_import__old_moto_installed__one_line_error_naming_the_fix(tmp_path: Path) -> None:
-    """With moto 5.2.0's metadata first on the path (as after `pip install moto==5.2.0`), `import labkit` stops
-    before importing moto, and the error's last line says what to run."""
-    dist = tmp_path / "moto-5.2.0.dist-info"
+def import_beside_moto(tmp_path: Path, version: str, module: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``import module`` in a fresh Python with moto ``version``'s metadata first on the path (as after
+    `pip install moto==version`), and only PATH, PYTHONPATH and ``env`` set."""
+    dist = tmp_path / f"moto-{version}.dist-info"
     dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: moto\nVersion: 5.2.0\n")
-    out = subprocess.run(
-        [sys.executable, "-c", "import labkit"],
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: moto\nVersion: {version}\n")
+    return subprocess.run(
+        [sys.executable, "-c", f"import {module}"],
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{tmp_path}{':'}{ROOT}"},
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{tmp_path}:{ROOT}", **env},
     )
+
+
+def test_import__old_moto_installed__one_line_error_naming_the_fix(tmp_path: Path) -> None:
+    """With moto 5.2.0's metadata first on the path (as after `pip install moto==5.2.0`), `import labkit` stops
+    before importing moto, and the error's last line says what to run."""
+    out = import_beside_moto(tmp_path, "5.2.0", "labkit")
     assert out.returncode == 1
     last = out.stderr.strip().splitlines()[-1]
     assert last.startswith("labkit.compat.IncompatibleDependency: labkit needs moto>=5.2.5,<5.3, found moto 5.2.0;")
@@ -56,16 +62,7 @@ def test_import__old_moto_installed__one_line_error_naming_the_fix(tmp_path: Pat
 def test_import__moto_outside_the_range_with_labkit_untested_moto__a_warning_not_an_error(tmp_path: Path) -> None:
     """LABKIT_UNTESTED_MOTO=1 (what tools/moto_range.py --newest sets) lets labkit import beside a moto it was
     not tested with, saying so, so the engine's tests can show what such a release breaks."""
-    dist = tmp_path / "moto-5.3.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: moto\nVersion: 5.3.0\n")
-    out = subprocess.run(
-        [sys.executable, "-c", "import labkit.compat"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{tmp_path}:{ROOT}", "LABKIT_UNTESTED_MOTO": "1"},
-    )
+    out = import_beside_moto(tmp_path, "5.3.0", "labkit.compat", LABKIT_UNTESTED_MOTO="1")
     assert out.returncode == 0, out.stderr
     assert "labkit needs moto>=5.2.5,<5.3, found moto 5.3.0" in out.stderr
     assert "(allowed by LABKIT_UNTESTED_MOTO=1: untested)" in out.stderr

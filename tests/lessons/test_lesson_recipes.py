@@ -75,6 +75,47 @@ def test_lesson_cell_showing_a_recipe__is_the_recipe_file(lesson: str, n: int, m
         )
 
 
+def bound_and_used(source: str) -> tuple[set[str], dict[str, set[str]]]:
+    """The names ``source`` binds at top level (imports and definitions), and for each definition the
+    names it reads that it does not bind itself (parameters, locals)."""
+    tree = ast.parse(source)
+    bound: set[str] = set()
+    used: dict[str, set[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+            continue
+        names = [node.name] if isinstance(node, ast.FunctionDef | ast.ClassDef) else []
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+        bound.update(names)
+        loads = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        local = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        local |= {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+        for name in names:
+            used[name] = loads - local
+    return bound, used
+
+
+def test_lesson_cells_showing_a_recipe__bring_their_imports() -> None:
+    """Copied cell by cell, a recipe runs: every module-level name a shown definition reads (an import
+    such as ``json`` or ``ClientError``, a constant, a helper) is imported or defined in that cell or in
+    an earlier cell of the same lesson showing the same module — not borrowed from the lesson's setup."""
+    missing = []
+    shown_so_far: dict[tuple[str, str], set[str]] = {}
+    for lesson, n, module, code in CELLS:
+        recipe_bound, _ = bound_and_used((RECIPES / f"{module}.py").read_text(encoding="utf-8"))
+        bound, used = bound_and_used(code)
+        have = shown_so_far.setdefault((lesson, module), set())
+        have |= bound
+        for name, reads in used.items():
+            lacking = sorted((reads & recipe_bound) - have)
+            if lacking:
+                missing.append(f"lessons/{lesson}.md cell {n} ({module}): {name} reads {', '.join(lacking)}")
+    assert not missing, "a recipe cell lacks the imports or definitions it uses:\n" + "\n".join(missing)
+
+
 def test_every_recipe__shown_or_linked_by_a_lesson() -> None:
     """Each module of recipes/ is taught somewhere: a lesson shows some of its code or links to it."""
     lessons = "".join(p.read_text(encoding="utf-8") for p in (ROOT / "lessons").glob("*.md"))

@@ -240,6 +240,16 @@ def drop(tconn: Connection, pk: str, sk: str) -> None:
     tconn.client.delete_item(TableName=tconn.table_name, Key={"PK": {"S": pk}, "SK": {"S": sk}})
 
 
+def set_email(tconn: Connection, account_id: str, email: str) -> None:
+    """Change an account's email behind labkit's back, leaving its markers as they are."""
+    tconn.client.update_item(
+        TableName=tconn.table_name,
+        Key={"PK": {"S": f"ACCT#{account_id}"}, "SK": {"S": "PROFILE"}},
+        UpdateExpression="SET email = :e",
+        ExpressionAttributeValues={":e": {"S": email}},
+    )
+
+
 #: Composite uniqueness: a username across the site, an email once per tenant.
 TENANT_FIELDS: dict[str | tuple[str, ...], str] = {"username": "HANDLE", ("tenant", "email"): "TENANT_EMAIL"}
 

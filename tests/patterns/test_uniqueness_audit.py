@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from labkit import uniqueness as u
 from labkit.backend import Connection
-from tests.patterns.conftest import ADA, TENANT_FIELDS, drop, items, keys, stored
+from tests.patterns.conftest import ADA, TENANT_FIELDS, drop, items, keys, set_email, stored
 
 
 def test_audit__healthy_table__finds_nothing(tconn: Connection) -> None:
@@ -64,12 +64,7 @@ def test_repair__missing_marker_held_by_another__reports_and_does_not_overwrite(
     """Two accounts on one email (check-then-write): the marker stays with its owner, a conflict is reported."""
     a = u.register(tconn.client, tconn.table_name, email=ADA, username="ada")
     dup = u.register_check_then_write(tconn.client, tconn.table_name, email="x@x.io", username="ada2")
-    tconn.client.update_item(
-        TableName=tconn.table_name,
-        Key={"PK": {"S": f"ACCT#{dup}"}, "SK": {"S": "PROFILE"}},
-        UpdateExpression="SET email = :e",
-        ExpressionAttributeValues={":e": {"S": ADA}},
-    )
+    set_email(tconn, dup, ADA)
     report = u.audit(tconn.client, tconn.table_name)
     done = u.repair(tconn.client, tconn.table_name, report)
     assert sorted(report.findings["kind"]) == ["marker_owned_by_other", "missing_marker", "several_owners"]
@@ -94,12 +89,7 @@ def test_audit_report__long_reason__printed_in_full(tconn: Connection) -> None:
     long_name = "a" * 80
     a = u.register(tconn.client, tconn.table_name, email=f"{long_name}@lovelace.io", username="ada")
     u.register(tconn.client, tconn.table_name, email=ADA, username="bob")
-    tconn.client.update_item(
-        TableName=tconn.table_name,
-        Key={"PK": {"S": f"ACCT#{a.account_id}"}, "SK": {"S": "PROFILE"}},
-        UpdateExpression="SET email = :e",
-        ExpressionAttributeValues={":e": {"S": ADA}},
-    )
+    set_email(tconn, a.account_id, ADA)
     report = u.audit(tconn.client, tconn.table_name)
     reason = f"account ACCT#{a.account_id} holds '{ADA}'"
     assert reason in str(report) and reason in report.frame("orphan_markers") and reason in report._repr_html_()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from labkit import uniqueness as u
@@ -16,14 +18,23 @@ from labkit.errors import (
 from labkit.races import run_interleaving
 from tests.patterns.conftest import ADA, TENANT_FIELDS, accounts_with_email, counting_client, items, keys, stored
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+def ada_and_a_client_losing_its_next_answer(tconn: Connection) -> tuple[DynamoDBClient, u.Registration]:
+    """Ada registered, and a client that does not retry whose next answer is lost (its request applied)."""
+    client = tconn.new_client(retries={"max_attempts": 1, "mode": "standard"})
+    reg = u.register(client, tconn.table_name, email=ADA, username="ada")
+    u.lose_next_response(client)
+    return client, reg
+
 
 def test_delete_account__retried_with_token_after_lost_response__returns_account_not_not_found(
     tconn: Connection,
 ) -> None:
     """The delete was applied, its answer lost; the retry with the same token succeeds with the same account."""
-    client = tconn.new_client(retries={"max_attempts": 1, "mode": "standard"})
-    reg = u.register(client, tconn.table_name, email=ADA, username="ada")
-    u.lose_next_response(client)
+    client, reg = ada_and_a_client_losing_its_next_answer(tconn)
     with pytest.raises(ConnectionClosedError):
         u.delete_account(client, tconn.table_name, reg.account_id, token="delete-ada-1")
     account = u.delete_account(client, tconn.table_name, reg.account_id, token="delete-ada-1")
@@ -33,9 +44,7 @@ def test_delete_account__retried_with_token_after_lost_response__returns_account
 
 def test_delete_account__retried_without_token__not_found(tconn: Connection) -> None:
     """Without a pinned token a retry is a new request: the account is gone, NotFound says so."""
-    client = tconn.new_client(retries={"max_attempts": 1, "mode": "standard"})
-    reg = u.register(client, tconn.table_name, email=ADA, username="ada")
-    u.lose_next_response(client)
+    client, reg = ada_and_a_client_losing_its_next_answer(tconn)
     with pytest.raises(ConnectionClosedError):
         u.delete_account(client, tconn.table_name, reg.account_id)
     with pytest.raises(NotFound):
@@ -46,9 +55,7 @@ def test_change_email__retried_with_token_after_lost_response__applied_once_retu
     tconn: Connection,
 ) -> None:
     """A change whose answer was lost, resent with its token: True again, one account, markers consistent."""
-    client = tconn.new_client(retries={"max_attempts": 1, "mode": "standard"})
-    reg = u.register(client, tconn.table_name, email=ADA, username="ada")
-    u.lose_next_response(client)
+    client, reg = ada_and_a_client_losing_its_next_answer(tconn)
     with pytest.raises(ConnectionClosedError):
         u.change_email(client, tconn.table_name, reg.account_id, "ada@babbage.io", token="move-ada-1")
     assert u.change_email(client, tconn.table_name, reg.account_id, "ada@babbage.io", token="move-ada-1") is True

@@ -13,9 +13,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import labkit.embedded  # noqa: F401
 import labkit.races  # noqa: F401
 import labkit.routing  # noqa: F401
+from labkit.pytest_plugin import ENV_ROUTED
 
 SCRUBBED = ("AWS_", "LABKIT_", "PYTEST_", "BOTO_")
 #: labkit's dev venv has nbval, which a team's venv does not: importing it imports jsonschema's format
@@ -49,3 +52,23 @@ def run_pytest_in(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=300,
     )
+
+
+#: What an inner pytest must not inherit from this session: labkit's backend choice and any endpoint routing.
+INHERITED = ("LABKIT_BACKEND", "LABKIT_ENDPOINT_URL", "LABKIT_TEST_BACKEND", "AWS_ENDPOINT_URL", ENV_ROUTED)
+
+
+@pytest.fixture
+def inner(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A pytester whose inner pytest loads only the labkit plugin (and what the test names), inherits no
+    backend or endpoint variable, and makes no credential lookup off loopback (see clean_runner_env)."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    for var in (*INHERITED, "AWS_ENDPOINT_URL_DYNAMODB"):
+        monkeypatch.delenv(var, raising=False)
+    return pytester
+
+
+def run_inner(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """The inner pytest, in process, with the labkit plugin and no cache."""
+    return pytester.runpytest("-p", "labkit.pytest_plugin", "-p", "no:cacheprovider", *args)

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 import bootstrap
+from tests.plugin.conftest import run_inner
 
 pytest_plugins = ["pytester"]
 
@@ -168,6 +169,6 @@ def test_docs_example_race_test__passes_add_and_shows_the_lost_update(
         s.bind(("127.0.0.1", 0))
         monkeypatch.setenv("LABKIT_LOCAL_URL", f"http://127.0.0.1:{s.getsockname()[1]}")  # nothing listens
     pytester.makepyfile(test_points_races=doc_block("python", "# tests/test_points_races.py"))
-    result = pytester.runpytest("-p", "labkit.pytest_plugin", "-p", "no:cacheprovider", "-rsx")
+    result = run_inner(pytester, "-rsx")
     result.assert_outcomes(passed=1, skipped=1, xfailed=1)
     result.stdout.fnmatch_lines(["*XFAIL*read-modify-write loses awards*"])

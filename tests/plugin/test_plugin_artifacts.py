@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from labkit.pytest_plugin import ARTIFACTS_MODULE
-from tests.plugin.conftest import run_pytest_in
+from tests.conftest import TEAM_POINTS
+from tests.plugin.conftest import run_inner, run_pytest_in
 
 pytest_plugins = ["pytester"]
 
@@ -97,14 +98,10 @@ def test_listener_removed_at_the_end():
 
 
 @pytest.fixture
-def inner(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    pytester.makeconftest(STAND_IN)
-    return pytester
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "labkit.pytest_plugin", "-p", "no:cacheprovider", *args)
+def inner(inner: pytest.Pytester) -> pytest.Pytester:
+    """The plugin's inner pytest (tests/plugin/conftest.py), with the stand-in race lab as its conftest."""
+    inner.makeconftest(STAND_IN)
+    return inner
 
 
 def test_artifacts__failing_test_with_a_failing_exploration__files_named_after_the_test(
@@ -114,7 +111,7 @@ def test_artifacts__failing_test_with_a_failing_exploration__files_named_after_t
     test, a failure without a failing race, or an expected failure; the report names the files."""
     inner.makepyfile(test_team=TEAM)
     out = inner.path / "race-artifacts"
-    result = run(inner, "--labkit-artifacts", str(out))
+    result = run_inner(inner, "--labkit-artifacts", str(out))
     result.assert_outcomes(passed=2, failed=3, xfailed=1)
     assert sorted(p.name for p in out.iterdir()) == [
         "test_team.py_test_race_lost_one.race.json",
@@ -140,14 +137,14 @@ def test_artifacts__option_absent__nothing_listens_and_nothing_written(inner: py
             assert sys.modules[{ARTIFACTS_MODULE!r}].listeners == []
         """
     )
-    run(inner).assert_outcomes(passed=1)
+    run_inner(inner).assert_outcomes(passed=1)
 
 
 def test_artifacts__a_file_not_a_folder__usage_error(inner: pytest.Pytester) -> None:
     """--labkit-artifacts naming a file stops pytest at startup, saying so."""
     inner.makepyfile(test_x="def test_x():\n    pass\n")
     (inner.path / "notes.txt").write_text("mine")
-    result = run(inner, "--labkit-artifacts", "notes.txt")
+    result = run_inner(inner, "--labkit-artifacts", "notes.txt")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--labkit-artifacts: notes.txt is a file, not a folder; name a folder*"])
     assert (inner.path / "notes.txt").read_text() == "mine"
@@ -160,7 +157,7 @@ def test_artifacts__race_lab_without_the_writer__usage_error_naming_it(
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     pytester.makeconftest(f"import sys\nsys.modules[{ARTIFACTS_MODULE!r}] = None  # an import of it fails\n")
     pytester.makepyfile(test_x="def test_x():\n    pass\n")
-    result = pytester.runpytest("-p", "labkit.pytest_plugin", "-p", "no:cacheprovider", "--labkit-artifacts", "out")
+    result = run_inner(pytester, "--labkit-artifacts", "out")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*--labkit-artifacts needs {ARTIFACTS_MODULE}, which this labkit cannot import*"])
     assert not (pytester.path / "out").exists()
@@ -172,33 +169,20 @@ def test_artifacts__real_explore__a_failing_race_test_leaves_its_json_and_timeli
     folder = tmp_path / "team"
     folder.mkdir()
     (folder / "test_points.py").write_text(
-        """
-import pytest
-from labkit.races import explore
+        "import pytest\n"
+        + TEAM_POINTS
+        + """
 
-KEY = {"PK": {"S": "U#1"}, "SK": {"S": "POINTS"}}
-
-
-def read_modify_write(client, table, n):
-    item = client.get_item(TableName=table, Key=KEY, ConsistentRead=True)["Item"]
-    client.put_item(TableName=table, Item={**KEY, "n": {"N": str(int(item["n"]["N"]) + n)}})
-
-
-def atomic(client, table, n):
-    client.update_item(TableName=table, Key=KEY, UpdateExpression="ADD n :n",
-                       ExpressionAttributeValues={":n": {"N": str(n)}})
-
-
-@pytest.mark.parametrize("add", [read_modify_write, atomic])
+@pytest.mark.parametrize("add", [add_points_read_modify_write, add_points_atomic])
 def test_points(labkit_conn, add):
     t = labkit_conn.table_name
 
     def setup():
-        labkit_conn.client.put_item(TableName=t, Item={**KEY, "n": {"N": "0"}})
+        labkit_conn.client.put_item(TableName=t, Item={**KEY, "balance": {"N": "0"}})
 
     def both(res):
-        n = labkit_conn.client.get_item(TableName=t, Key=KEY, ConsistentRead=True)["Item"]["n"]["N"]
-        assert n == "3", f"n is {n}"
+        n = labkit_conn.client.get_item(TableName=t, Key=KEY, ConsistentRead=True)["Item"]["balance"]["N"]
+        assert n == "3", f"balance is {n}"
 
     result = explore({"A": lambda c: add(c, t, 1), "B": lambda c: add(c, t, 2)},
                      conn=labkit_conn, setup=setup, invariant=both)
@@ -208,7 +192,7 @@ def test_points(labkit_conn, add):
     done = run_pytest_in(folder, "-q", "--labkit-artifacts", "artifacts")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 failed, 1 passed" in done.stdout
-    stem = "test_points.py_test_points_read_modify_write"
+    stem = "test_points.py_test_points_add_points_read_modify_write"
     assert sorted(p.name for p in (folder / "artifacts").iterdir()) == [f"{stem}.race.json", f"{stem}.timeline.png"]
     assert json.loads((folder / "artifacts" / f"{stem}.race.json").read_text())
     assert (folder / "artifacts" / f"{stem}.timeline.png").read_bytes().startswith(b"\x89PNG")

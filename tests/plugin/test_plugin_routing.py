@@ -17,7 +17,7 @@ import pytest
 
 from labkit.backend import Connection
 from labkit.pytest_plugin import ENV_ROUTED, choose_backend, user_endpoint
-from tests.plugin.conftest import run_pytest_in
+from tests.plugin.conftest import run_inner, run_pytest_in
 
 pytest_plugins = ["pytester"]
 
@@ -207,8 +207,8 @@ ORDERS = {
 }
 
 
-#: The fast loop runs the first and the xdist order; the slow checks (CI) all of them.
-SLOW_ORDERS = ("moto first", "plain first, moto last")
+#: The fast loop runs the xdist order (the one a CI job uses); the slow checks (CI) all of them.
+SLOW_ORDERS = ("races first", "moto first", "plain first, moto last")
 
 
 @pytest.mark.parametrize(
@@ -366,20 +366,6 @@ def test_foreign(labkit_conn):
 # --------------------------------------------------------------- in-process runs
 
 
-@pytest.fixture
-def inner(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # nothing off loopback (see clean_runner_env)
-    for var in ("LABKIT_BACKEND", "LABKIT_ENDPOINT_URL", "LABKIT_TEST_BACKEND", "AWS_ENDPOINT_URL", ENV_ROUTED):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
-    return pytester
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "labkit.pytest_plugin", "-p", "no:cacheprovider", *args)
-
-
 def test_environment_routing__variables_set_for_the_session_and_restored_when_pytest_ends(
     inner: pytest.Pytester,
 ) -> None:
@@ -393,7 +379,7 @@ def test_environment_routing__variables_set_for_the_session_and_restored_when_py
             assert os.environ['AWS_ACCESS_KEY_ID'] == 'labkit' and os.environ['AWS_DEFAULT_REGION'] == 'us-east-1'
         """
     )
-    run(inner, "--labkit-routing", "environment").assert_outcomes(passed=1)
+    run_inner(inner, "--labkit-routing", "environment").assert_outcomes(passed=1)
     assert {k: v for k, v in os.environ.items() if k.startswith(("AWS_", "LABKIT_"))} == before
 
 
@@ -414,7 +400,7 @@ def test_environment_routing__a_subprocess_inherits_the_endpoint(inner: pytest.P
             assert "child-sees-me" in out.stdout
         """
     )
-    run(inner).assert_outcomes(passed=1)
+    run_inner(inner).assert_outcomes(passed=1)
 
 
 TABLES = """
@@ -460,7 +446,7 @@ def test_routing__tables_made_in_a_labkit_test_dropped__module_fixture_tables_ke
     """A table a labkit test (or its function fixture) creates is gone after it; a module-scoped one stays,
     and its teardown, run after the plain test_three, still reaches the lab."""
     inner.makepyfile(test_tables=TABLES % {"at_import": "", "kept": ""})
-    run(inner).assert_outcomes(passed=3)
+    run_inner(inner).assert_outcomes(passed=3)
 
 
 def test_routing__every_test_with_the_option__import_time_calls_routed_and_their_tables_kept(
@@ -469,7 +455,7 @@ def test_routing__every_test_with_the_option__import_time_calls_routed_and_their
     """--labkit-backend embedded routes from startup: a table created at import time is made on the lab, kept."""
     at_import = 'client.create_table(TableName="at-import", **SCHEMA)'
     inner.makepyfile(test_tables=TABLES % {"at_import": at_import, "kept": '"at-import", '})
-    run(inner, "--labkit-backend", "embedded").assert_outcomes(passed=3)
+    run_inner(inner, "--labkit-backend", "embedded").assert_outcomes(passed=3)
 
 
 def test_routing__aws_backend__routes_nothing_and_drops_nothing(inner: pytest.Pytester) -> None:
@@ -487,7 +473,7 @@ def test_routing__aws_backend__routes_nothing_and_drops_nothing(inner: pytest.Py
             assert state.backend == "aws" and state.every_test and state.tracker is None
         """
     )
-    run(inner, "--labkit-backend", "aws").assert_outcomes(passed=1)
+    run_inner(inner, "--labkit-backend", "aws").assert_outcomes(passed=1)
 
 
 def test_routing__backend_url__a_module_level_resource_without_region_goes_there(
@@ -508,7 +494,7 @@ def test_routing__backend_url__a_module_level_resource_without_region_goes_there
             assert labkit_conn.endpoint_url == "{conn.endpoint_url}"
         """
     )
-    run(inner, "--labkit-backend", str(conn.endpoint_url)).assert_outcomes(passed=1)
+    run_inner(inner, "--labkit-backend", str(conn.endpoint_url)).assert_outcomes(passed=1)
 
 
 def test_routing__endpoint_already_configured__followed_not_overridden(
@@ -524,7 +510,7 @@ def test_routing__endpoint_already_configured__followed_not_overridden(
             assert labkit_backend == "{conn.endpoint_url}" and labkit_conn.endpoint_url == "{conn.endpoint_url}"
         """
     )
-    run(inner).assert_outcomes(passed=1)
+    run_inner(inner).assert_outcomes(passed=1)
 
 
 def test_choose_backend__option_then_ini_then_labkit_backend_then_the_users_endpoint_then_embedded() -> None:
@@ -557,7 +543,7 @@ def test_routing__none__nothing_routed__labkit_conn_and_the_marker_refused_namin
             pass
         """
     )
-    result = run(inner, "--labkit-backend", "none")
+    result = run_inner(inner, "--labkit-backend", "none")
     result.assert_outcomes(passed=1, errors=2)
     result.stdout.fnmatch_lines(
         [
@@ -578,7 +564,7 @@ def test_ini__unknown_value__usage_error_at_startup(inner: pytest.Pytester, ini:
     """A typo in the ini options stops pytest before it collects, naming the option."""
     inner.makeini(f"[pytest]\n{ini}\n")
     inner.makepyfile(test_x="def test_x():\n    pass\n")
-    result = run(inner)
+    result = run_inner(inner)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{message}*"])
 
@@ -595,4 +581,4 @@ def test_ini__labkit_backend__every_test_a_labkit_test(inner: pytest.Pytester) -
             assert route.why == "labkit_backend = embedded (ini option) makes every test a labkit test"
         """
     )
-    run(inner).assert_outcomes(passed=1)
+    run_inner(inner).assert_outcomes(passed=1)

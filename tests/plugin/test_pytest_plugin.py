@@ -17,28 +17,17 @@ import pytest
 
 import labkit
 from labkit.backend import Connection
+from tests.conftest import TEAM_POINTS
+from tests.plugin.conftest import run_inner
 
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
 # A team's own code and its race test: loyalty points added by three checkout services at once.
-TEAM_TESTS = """
-from labkit.races import explore
-
-KEY = {"PK": {"S": "USER#42"}, "SK": {"S": "POINTS"}}
-
-
-def add_points_read_modify_write(client, table, points):
-    item = client.get_item(TableName=table, Key=KEY, ConsistentRead=True)["Item"]
-    balance = int(item["balance"]["N"]) + points
-    client.put_item(TableName=table, Item={**KEY, "balance": {"N": str(balance)}})
-
-
-def add_points_atomic(client, table, points):
-    client.update_item(TableName=table, Key=KEY, UpdateExpression="ADD balance :p",
-                       ExpressionAttributeValues={":p": {"N": str(points)}})
-
+TEAM_TESTS = (
+    TEAM_POINTS
+    + """
 
 def check(conn, add_points):
     def setup():
@@ -65,20 +54,7 @@ def test_points__atomic_add(labkit_conn):
     result = check(labkit_conn, add_points_atomic)
     print("GUARANTEE", result.guarantee)
 """
-
-
-@pytest.fixture
-def inner(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    """A pytester whose inner pytest loads only the labkit plugin (and what the test names)."""
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # no credential lookup off loopback
-    for var in ("LABKIT_BACKEND", "LABKIT_ENDPOINT_URL", "LABKIT_TEST_BACKEND"):
-        monkeypatch.delenv(var, raising=False)
-    return pytester
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "labkit.pytest_plugin", "-p", "no:cacheprovider", *args)
+)
 
 
 def closed_port() -> int:
@@ -90,7 +66,7 @@ def closed_port() -> int:
 def test_plugin__team_race_test__finds_the_lost_update_and_passes_the_atomic_add(inner: pytest.Pytester) -> None:
     """With only labkit_conn, a team's test fails its read-modify-write (with a replayable order) and passes ADD."""
     inner.makepyfile(test_points=TEAM_TESTS)
-    result = run(inner, "-s", "-v")
+    result = run_inner(inner, "-s", "-v")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
@@ -126,7 +102,7 @@ def test_plugin__labkit_conn__fresh_empty_table_per_test_deleted_after(
             _record(labkit_conn)
     """
     )
-    run(inner).assert_outcomes(passed=2)
+    run_inner(inner).assert_outcomes(passed=2)
     rows = [line.split() for line in (inner.path / "tables.txt").read_text().splitlines()]
     names = [name for name, _ in rows]
     assert all(re.fullmatch(r"labkit-t-[0-9a-f]{10}", name) for name in names)
@@ -148,7 +124,7 @@ def test_plugin__marker__runs_once_per_backend_and_skips_an_unreachable_one(
             assert labkit_conn.backend == labkit_backend
     """
     )
-    result = run(inner, "-v", "-rs")
+    result = run_inner(inner, "-v", "-rs")
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(
         [
@@ -165,7 +141,7 @@ def test_plugin__chosen_backend_unreachable__errors_instead_of_skipping(
     """--labkit-backend local with no DynamoDB Local running is an error, not a silent skip."""
     monkeypatch.setenv("LABKIT_LOCAL_URL", f"http://127.0.0.1:{closed_port()}")
     inner.makepyfile(test_local="def test_x(labkit_conn):\n    pass\n")
-    result = run(inner, "--labkit-backend", "local")
+    result = run_inner(inner, "--labkit-backend", "local")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         ["*BackendUnavailable: local endpoint is not reachable at*docker compose up -d dynamodb*"]
@@ -181,14 +157,14 @@ def test_plugin__backend_url__connects_to_that_endpoint(inner: pytest.Pytester, 
             assert labkit_conn.endpoint_url == "{conn.endpoint_url}"
     '''
     )
-    run(inner, "--labkit-backend", f"{conn.endpoint_url}/").assert_outcomes(passed=1)
+    run_inner(inner, "--labkit-backend", f"{conn.endpoint_url}/").assert_outcomes(passed=1)
 
 
 @pytest.mark.parametrize("value", ["nope", "ftp://x", "http://"])
 def test_plugin__unknown_backend__usage_error_at_startup(inner: pytest.Pytester, value: str) -> None:
     """An unknown --labkit-backend stops pytest before collecting, saying what to pass."""
     inner.makepyfile(test_x="def test_x():\n    pass\n")
-    result = run(inner, "--labkit-backend", value)
+    result = run_inner(inner, "--labkit-backend", value)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [
@@ -209,7 +185,7 @@ def test_plugin__marker_naming_unknown_backend__usage_error(inner: pytest.Pytest
             pass
     """
     )
-    result = run(inner)
+    result = run_inner(inner)
     assert result.ret != pytest.ExitCode.OK
     result.stdout.fnmatch_lines(
         ["*test_typo.py::test_typo: @pytest.mark.labkit_backends: unknown labkit backend 'embeded'*"]
@@ -218,10 +194,10 @@ def test_plugin__marker_naming_unknown_backend__usage_error(inner: pytest.Pytest
 
 def test_plugin__fixtures_and_marker__are_documented(inner: pytest.Pytester) -> None:
     """`pytest --fixtures` shows the fixtures' docstrings; `pytest --markers` shows the marker."""
-    fixtures = run(inner, "--fixtures")
+    fixtures = run_inner(inner, "--fixtures")
     fixtures.stdout.fnmatch_lines(["labkit_conn*", "*fresh, empty lab table*"])
     fixtures.stdout.fnmatch_lines(["labkit_backend*", "*--labkit-backend*"])
-    run(inner, "--markers").stdout.fnmatch_lines(["@pytest.mark.labkit_backends(*backends): run the test once*"])
+    run_inner(inner, "--markers").stdout.fnmatch_lines(["@pytest.mark.labkit_backends(*backends): run the test once*"])
 
 
 def test_pyproject__registers_the_pytest11_entry_point() -> None:
@@ -247,6 +223,6 @@ def test_plugin__marker_with_aws_and_no_region__skipped_with_the_configuration_e
             pass
         """
     )
-    result = run(inner, "-rs")
+    result = run_inner(inner, "-rs")
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(["SKIPPED*labkit backend 'aws' unavailable: backend 'aws' needs a region*"])

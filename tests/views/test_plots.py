@@ -49,14 +49,12 @@ def rmw_race(tconn: Connection, order: str) -> Interleaving:
     return run_interleaving({"A": rmw, "B": rmw}, order, conn=tconn)
 
 
-def fake_history() -> pd.DataFrame:
-    rows = [
-        ("A", 0, 0, "GetItem", 0.000, 0.002, "ok"),
-        ("B", 0, 1, "GetItem", 0.002, 0.004, "ok"),
-        ("C", 0, 2, "GetItem", 0.004, 0.006, "ok"),
-        ("A", 1, 3, "UpdateItem", 0.006, 0.008, "ok"),
-        ("B", 1, 4, "UpdateItem", 0.008, 0.010, "ConditionalCheckFailedException"),
-    ]
+#: A history row as these tests write it: (actor, seq, turn, operation, start, end, outcome).
+Row = tuple[str, int, int | None, str, float, float, str]
+
+
+def history_of(rows: list[Row]) -> pd.DataFrame:
+    """A history frame (:data:`HISTORY_COLUMNS`) of ``rows``, all on key "K", none retried."""
     return pd.DataFrame(
         [
             {
@@ -74,6 +72,17 @@ def fake_history() -> pd.DataFrame:
         ],
         columns=list(HISTORY_COLUMNS),
     )
+
+
+def fake_history() -> pd.DataFrame:
+    rows: list[Row] = [
+        ("A", 0, 0, "GetItem", 0.000, 0.002, "ok"),
+        ("B", 0, 1, "GetItem", 0.002, 0.004, "ok"),
+        ("C", 0, 2, "GetItem", 0.004, 0.006, "ok"),
+        ("A", 1, 3, "UpdateItem", 0.006, 0.008, "ok"),
+        ("B", 1, 4, "UpdateItem", 0.008, 0.010, "ConditionalCheckFailedException"),
+    ]
+    return history_of(rows)
 
 
 def test_timeline__abab_race__two_lanes_four_bars_stale_read_and_overwrite_marked(
@@ -198,7 +207,7 @@ def test_style_outcomes__anomalous_rows__shaded_red() -> None:
 
 def retry_history() -> pd.DataFrame:
     """A forced A B A B where B's write fails its condition and B retries after the order."""
-    rows = [
+    rows: list[Row] = [
         ("A", 0, 0, "GetItem", 0.001, 0.005, "ok"),
         ("B", 0, 1, "GetItem", 0.005, 0.0065, "ok"),
         ("A", 1, 2, "UpdateItem", 0.008, 0.012, "ok"),
@@ -206,23 +215,7 @@ def retry_history() -> pd.DataFrame:
         ("B", 2, None, "GetItem", 0.024, 0.0252, "ok"),
         ("B", 3, None, "UpdateItem", 0.026, 0.033, "ok"),
     ]
-    frame = pd.DataFrame(
-        [
-            {
-                "actor": a,
-                "seq": s,
-                "turn": t,
-                "operation": op,
-                "key": "K",
-                "start": t0,
-                "end": t1,
-                "outcome": out,
-                "retries": 0,
-            }
-            for a, s, t, op, t0, t1, out in rows
-        ],
-        columns=list(HISTORY_COLUMNS),
-    )
+    frame = history_of(rows)
     frame["turn"] = frame["turn"].astype("Int64")
     return frame
 
