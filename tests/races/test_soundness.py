@@ -10,7 +10,7 @@ fails on it) and its counterexample must replay to that same state. The same wit
 scenario for scenario; two hand-written programs stand for what the weak answers need (``SETTLE``,
 ``WIDEN``).
 
-Hypothesis, derandomized: two dozen small programs in the fast loop (16, and 8 with faults: the
+Hypothesis, derandomized: twenty small programs in the fast loop (16, and 4 with faults: the
 README's test command stays within its time); the ``slow`` checks run ``LABKIT_SOUNDNESS_EXAMPLES``
 (default 40: ``.ci/run`` keeps its 20 minutes) larger ones, and a third as many with faults; the
 workflow's nightly ``soundness`` job runs 3,000 (``LABKIT_SOUNDNESS_EXAMPLES=3000``).
@@ -37,7 +37,7 @@ FAST = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
 )
 #: Fault programs cost a run per order per scenario: fewer of them.
-FAST_FAULTS = settings(FAST, max_examples=max(FAST.max_examples // 2, 1))
+FAST_FAULTS = settings(FAST, max_examples=max(FAST.max_examples // 4, 1))
 SLOW = settings(FAST, max_examples=int(os.environ.get("LABKIT_SOUNDNESS_EXAMPLES", 40)))
 SLOW_FAULTS = settings(FAST, max_examples=max(SLOW.max_examples // 3, 1))
 #: Programs small enough for exhaustive search to be the oracle (orders of the call counts).
