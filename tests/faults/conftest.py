@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import socket
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -46,3 +52,28 @@ def no_faults(tconn: Connection) -> Iterator[Connection]:
 
 def client(conn: Connection, attempts: int = 1, mode: str = "standard") -> Any:
     return conn.new_client(retries={"total_max_attempts": attempts, "mode": mode})
+
+
+@contextlib.contextmanager
+def serve_with_faults(path: Path) -> Iterator[str]:
+    """``labkit serve --faults PATH`` started for real on a free loopback port (no LABKIT_* variables):
+    its URL once it said it read one rule and listens; stopped after the block."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LABKIT_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "labkit", "serve", "--port", str(port), "--faults", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        assert "1 rule(s)" in proc.stdout.readline()
+        assert "listening on" in proc.stdout.readline()
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -35,7 +33,7 @@ from labkit.faults import (
     set_endpoint_faults,
 )
 from labkit.operations import WEAK_ANSWER_HEADER
-from tests.faults.conftest import CONFLICT, client, get, item
+from tests.faults.conftest import CONFLICT, client, get, item, serve_with_faults
 
 # ---------------------------------------------------------------- endpoint rules
 
@@ -227,24 +225,10 @@ def test_serve__faults_file__aws_client_sees_the_faults(tmp_path: Path) -> None:
     )
     assert out.returncode == 2 and "unknown operation 'ListTables'" in out.stderr
     path.write_text(json.dumps({"rules": [{"operation": "GetItem", "error": "ServiceUnavailable"}]}))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LABKIT_")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "labkit", "serve", "--port", str(port), "--faults", str(path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
-    try:
-        assert proc.stdout is not None
-        assert "1 rule(s)" in proc.stdout.readline()
-        assert "listening on" in proc.stdout.readline()
+    with serve_with_faults(path) as url:
         aws = boto3.client(
             "dynamodb",
-            endpoint_url=f"http://127.0.0.1:{port}",
+            endpoint_url=url,
             region_name="us-east-1",
             aws_access_key_id="x",
             aws_secret_access_key="x",
@@ -260,9 +244,6 @@ def test_serve__faults_file__aws_client_sees_the_faults(tmp_path: Path) -> None:
             aws.get_item(TableName="labkit-t", Key={"PK": {"S": "a"}})
         assert exc.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
         assert exc.value.response["Error"]["Code"] == "ServiceUnavailable"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 # ---------------------------------------------------------------- weak answers by rule
@@ -356,24 +337,10 @@ def test_serve__faults_file_with_a_stale_read_rule__a_plain_client_reads_the_ear
     default GetItem after an update reads the image before it, once (count 1)."""
     path = tmp_path / "faults.json"
     path.write_text(json.dumps({"rules": [{"operation": "GetItem", "error": "stale-read", "count": 1}]}))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LABKIT_")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "labkit", "serve", "--port", str(port), "--faults", str(path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
-    try:
-        assert proc.stdout is not None
-        assert "1 rule(s)" in proc.stdout.readline()
-        assert "listening on" in proc.stdout.readline()
+    with serve_with_faults(path) as url:
         aws = boto3.client(
             "dynamodb",
-            endpoint_url=f"http://127.0.0.1:{port}",
+            endpoint_url=url,
             region_name="us-east-1",
             aws_access_key_id="x",
             aws_secret_access_key="x",
@@ -396,6 +363,3 @@ def test_serve__faults_file_with_a_stale_read_rule__a_plain_client_reads_the_ear
         fresh = aws.get_item(TableName="labkit-orders", Key={"PK": {"S": "o1"}})
         assert stale["Item"]["state"] == {"S": "new"} and _weak_echo(stale) == "stale-read"
         assert fresh["Item"]["state"] == {"S": "paid"} and _weak_echo(fresh) is None
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
