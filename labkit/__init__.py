@@ -50,7 +50,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names below are, for type checkers (n
     from .table import delete_table, ensure_table, reset_table
     from .uniqueness import UniqueRegistry
 
-__version__ = "0.1.0"
+__version__ = compat.VERSION
 
 #: Public name -> the module it lives in (a module name alone: the module itself).
 _LAZY: dict[str, str] = {

@@ -19,6 +19,9 @@ from importlib.metadata import PackageNotFoundError, version
 #: The distribution's name (pyproject.toml): ``labkit`` on PyPI is another project. The import name,
 #: the ``labkit`` command and the pytest plugin stay ``labkit``; package metadata is read under this name.
 DISTRIBUTION = "labkit-dynamodb"
+#: labkit's version (pyproject.toml says the same; a test compares them). Here, on the floor, so that
+#: modules that write it (replay files) need not import the ``labkit`` package itself.
+VERSION = "0.1.0"
 
 #: moto versions labkit works with: lowest included, highest excluded (as in pyproject.toml).
 MOTO_RANGE = ((5, 2, 5), (5, 3))
@@ -108,6 +111,7 @@ __all__ = [
     "MOTO_REQUIREMENT",
     "IncompatibleDependency",
     "MissingExtra",
+    "VERSION",
     "check_moto",
     "moto_problem",
     "require",

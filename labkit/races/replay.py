@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
+from ..compat import VERSION as __version__
 from ..errors import ValidationError
 
 if TYPE_CHECKING:
