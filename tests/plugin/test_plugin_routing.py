@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -260,6 +262,8 @@ def test_xdist__each_worker_routes_to_its_own_endpoint(tmp_path: Path) -> None:
     assert urls["gw0"] != urls["gw1"]
 
 
+# ------------------------------------------- one team session: moto in a labkit test, credentials, a foreign endpoint
+
 MOTO_IN_A_LABKIT_TEST = """
 import boto3
 from moto import mock_aws
@@ -275,32 +279,7 @@ def test_mocked_only():
     assert boto3.client("dynamodb", region_name="us-east-1").list_tables()["TableNames"] == []
 """
 
-
-def test_moto_mock_active_in_a_labkit_test__one_clear_error__only_there(tmp_path: Path) -> None:
-    """mock_aws in a test that uses labkit_conn fails saying why; the plain moto test beside it passes."""
-    folder = tmp_path / "mixed"
-    folder.mkdir()
-    (folder / "test_moto.py").write_text(MOTO_IN_A_LABKIT_TEST)
-    done = run_pytest_in(folder, "-q")
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "1 failed, 1 passed" in done.stdout
-    failures = failure_sections(done.stdout)
-    assert list(failures) == ["test_mocked_and_routed"]
-    assert (
-        "ConfigurationError: moto's mock_aws is active in a test that labkit routes (it uses labkit_conn): "
-        "labkit sends its DynamoDB calls to http://127.0.0.1:"
-    ) in failures["test_mocked_and_routed"]
-    assert "so this ListTables would not reach moto's mock" in failures["test_mocked_and_routed"]
-
-
-def test_labkit_test__dummy_credentials_and_region_only_when_none__signed_for_the_lab(tmp_path: Path) -> None:
-    """On a runner with no credentials or region: a labkit test gets a default region for its duration and
-    its routed calls are signed with labkit's dummy key for the lab's host; a client with keys of its own
-    signs with them; the plain tests before and after see no region and no credentials."""
-    folder = tmp_path / "creds"
-    folder.mkdir()
-    (folder / "test_creds.py").write_text(
-        """
+CREDENTIALS = """
 import os
 
 import boto3
@@ -334,18 +313,8 @@ def test_routed():
 def test_after():
     assert "AWS_DEFAULT_REGION" not in os.environ and "AWS_ACCESS_KEY_ID" not in os.environ
 """
-    )
-    done = run_pytest_in(folder, "-q")
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "3 passed" in done.stdout
 
-
-def test_labkit_test__a_client_with_its_own_foreign_endpoint__refused_in_an_actor(tmp_path: Path) -> None:
-    """Inside a labkit test a client given its own endpoint_url is not rerouted; the race lab refuses it."""
-    folder = tmp_path / "foreign"
-    folder.mkdir()
-    (folder / "test_foreign.py").write_text(
-        """
+FOREIGN_ENDPOINT = """
 import boto3
 from labkit.races import explore
 
@@ -356,12 +325,72 @@ def test_foreign(labkit_conn):
     explore({"A": lambda: foreign.list_tables(), "B": lambda: labkit_conn.client.list_tables()},
             conn=labkit_conn, setup=lambda: None, invariant=lambda res: None)
 """
-    )
-    done = run_pytest_in(folder, "-q")
-    assert done.returncode == 1, done.stdout + done.stderr
+
+
+@dataclass(frozen=True)
+class Session:
+    """One pytest run of a team's folder: each test's outcome (from its JUnit XML) and report."""
+
+    outcomes: dict[str, str]
+    failures: dict[str, str]
+    log: str
+
+
+@pytest.fixture(scope="module")
+def team_session(tmp_path_factory: pytest.TempPathFactory) -> Session:
+    """Three scenarios a team meets, as three test modules of one folder run by ONE plain pytest (each
+    pytest start costs seconds of imports; the modules do not share state: each test below asserts only
+    its own module's outcomes)."""
+    folder = tmp_path_factory.mktemp("scenarios") / "team"
+    folder.mkdir()
+    for name, text in (
+        ("test_moto", MOTO_IN_A_LABKIT_TEST),
+        ("test_creds", CREDENTIALS),
+        ("test_foreign", FOREIGN_ENDPOINT),
+    ):
+        (folder / f"{name}.py").write_text(text)
+    report = folder.parent / "report.xml"
+    done = run_pytest_in(folder, "-q", f"--junitxml={report}")
+    outcomes: dict[str, str] = {}
+    for case in ElementTree.parse(report).getroot().iter("testcase"):
+        failed = case.find("failure") is not None or case.find("error") is not None
+        outcomes[f"{case.get('classname')}.{case.get('name')}"] = "failed" if failed else "passed"
+    return Session(outcomes, failure_sections(done.stdout), done.stdout + done.stderr)
+
+
+def test_moto_mock_active_in_a_labkit_test__one_clear_error__only_there(team_session: Session) -> None:
+    """mock_aws in a test that uses labkit_conn fails saying why; the plain moto test beside it passes."""
+    s = team_session
+    assert {k: v for k, v in s.outcomes.items() if k.startswith("test_moto.")} == {
+        "test_moto.test_mocked_and_routed": "failed",
+        "test_moto.test_mocked_only": "passed",
+    }, s.log
+    assert (
+        "ConfigurationError: moto's mock_aws is active in a test that labkit routes (it uses labkit_conn): "
+        "labkit sends its DynamoDB calls to http://127.0.0.1:"
+    ) in s.failures["test_mocked_and_routed"]
+    assert "so this ListTables would not reach moto's mock" in s.failures["test_mocked_and_routed"]
+
+
+def test_labkit_test__dummy_credentials_and_region_only_when_none__signed_for_the_lab(team_session: Session) -> None:
+    """On a runner with no credentials or region: a labkit test gets a default region for its duration and
+    its routed calls are signed with labkit's dummy key for the lab's host; a client with keys of its own
+    signs with them; the plain tests before and after see no region and no credentials."""
+    s = team_session
+    assert {k: v for k, v in s.outcomes.items() if k.startswith("test_creds.")} == {
+        "test_creds.test_before": "passed",
+        "test_creds.test_routed": "passed",
+        "test_creds.test_after": "passed",
+    }, s.log
+
+
+def test_labkit_test__a_client_with_its_own_foreign_endpoint__refused_in_an_actor(team_session: Session) -> None:
+    """Inside a labkit test a client given its own endpoint_url is not rerouted; the race lab refuses it."""
+    s = team_session
+    assert s.outcomes["test_foreign.test_foreign"] == "failed", s.log
     assert (
         "actor 'A' made a DynamoDB call (ListTables) on a client whose endpoint is http://127.0.0.1:9, not the lab's"
-    ) in done.stdout
+    ) in s.failures["test_foreign"]
 
 
 # --------------------------------------------------------------- in-process runs
