@@ -64,9 +64,10 @@ def _serve(*options: str) -> Iterator[tuple[subprocess.Popen[str], int]]:
     proc.wait(timeout=10)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def served() -> Iterator[tuple[subprocess.Popen[str], int]]:
-    """`labkit serve` running in its own process on a free port."""
+    """`labkit serve` running in its own process on a free port: one for the module (each start imports
+    the engine, seconds of CPU); the tests that use it only read (no table is made, no rule set)."""
     yield from _serve()
 
 

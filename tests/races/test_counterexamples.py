@@ -190,15 +190,3 @@ def test_artifact_stem__test_ids_become_file_names() -> None:
     assert artifact_stem("tests/a.py::test_b[x y]") == "tests_a.py_test_b_x_y"
     assert artifact_stem("///") == "explore"
     assert replay_module.FORMAT == 1
-
-
-def test_docs_artifacts_workflow__valid_against_the_github_actions_schema(tmp_path: Path) -> None:
-    """The workflow docs/ci.md shows for keeping failing races is a valid workflow, uploading on failure."""
-    from tests.plugin.test_ci_recipes import doc_block, validate
-
-    text = doc_block("yaml", "# .github/workflows/races-artifacts.yml")
-    path = tmp_path / "races-artifacts.yml"
-    path.write_text(text)
-    out = validate(path)
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert "--labkit-artifacts race-artifacts" in text and "if: failure()" in text
