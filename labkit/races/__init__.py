@@ -35,8 +35,10 @@ still, so a run never depends on which thread the operating system ran first.
 
 Modules, lowest first: ``types`` (actor and op types), ``keys`` (call keys, for people),
 ``identity`` (which items a call touches, from the table's key schema), ``history`` (the
-history frame and the checks on it: overwrites, lost updates), ``gate`` (what a run does with a
-call: hold it until chosen, record it; the run's tasks), ``interleave`` (one forced order),
+history frame and the checks on it: overwrites, lost updates), ``tasks`` (a run's tasks: actors
+and sub-actors, their states and clocks), ``sessions`` (what a run does with a call: the contract,
+the stress tally), ``choosers`` (who goes next: the ``Chooser`` protocol, the given order),
+``gate`` (the forced run: hold each call until chosen, record it), ``interleave`` (one forced order),
 ``orders`` (counting and enumerating orders; every order), ``stress`` (threads/processes,
 sweeps); then :func:`explore`: ``calls`` (an explored run's calls, conflicts, and the
 ``OrderRunner`` protocol), ``runner`` (the one place an explored schedule runs) and

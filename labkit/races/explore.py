@@ -25,7 +25,7 @@ are at most ``exhaustive_limit``, then DPOR (a quarter) if the real schedules ou
 PCT with what is left; with more orders, DPOR with half the budget, then PCT with what is left.
 
 Threads and pool tasks an actor starts are *sub-actors* (``A.1``, ``A.2`` in start order) with
-turns of their own, explored like any actor's (:mod:`~labkit.races.gate`). Every call is gated;
+turns of their own, explored like any actor's (:mod:`~labkit.races.tasks`). Every call is gated;
 the counterexample is the order of all the calls the failing run took, *shrunk* to the fewest
 context switches that still fail (:mod:`~labkit.races.shrink`; the order the search found is
 ``result.original``): ``run_interleaving(actors, result.counterexample, conn=conn)`` after
@@ -74,7 +74,6 @@ from ..faults.control import need_weak_answers
 from ..faults.kinds import WEAK_ANSWERS
 from ..validation import check_callable, check_choice, check_int, check_positive
 from .calls import BudgetSpent, Call, conflicts
-from .gate import sub_actor_of
 from .interleave import Interleaving, check_actors
 from .orders import SoloCall, check_call_counts, count_orders, solo_calls
 from .replay import save, tell
@@ -82,6 +81,7 @@ from .runner import Runner, Violation
 from .scenarios import Scenario, check_fault_names, describe, fault_scenarios
 from .shrink import Shrunk, shrink
 from .strategies import DPOR, PCT, Coverage, Exhaustive, Strategy
+from .tasks import sub_actor_of
 
 if TYPE_CHECKING:
     from ..backend import Connection

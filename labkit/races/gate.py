@@ -1,23 +1,19 @@
-"""Recording and gating: what a run does with each call its actors make (hold it for its turn, record it).
+"""Gating: the forced run, which holds each call its actors make for its turn, and records it.
 
-The calls reach a session through :mod:`labkit.intercept` (one interception point every
-botocore client passes, and a thread -> actor binding); a session decides what happens to them.
+The calls reach a session (:mod:`labkit.races.sessions`) through :mod:`labkit.intercept` (one
+interception point every botocore client passes, and a thread -> actor binding).
 
-:class:`GatedRun` is a scheduler over the run's *tasks* — the actors, and the threads and pool
-tasks they start (sub-actors ``A.1``, ``A.2``, ... in start order; their own are ``A.1.1``...).
-A task is running, queued (a pool task no worker is free for), waiting at a call for its turn,
-granted (its call in flight), blocked (in a join, a pool shutdown or a ``threading`` wait) or done.
-Only when every task stands still — none running, no call in flight — does the run choose who
-goes next, among the waiting ones: a :class:`Chooser` decides (the order given to
-``run_interleaving``, or explore's schedule). So a run depends only on the choices made, never on
+:class:`GatedRun` is a scheduler over the run's *tasks* (:mod:`labkit.races.tasks`) — the actors, and
+the threads and pool tasks they start. Only when every task stands still — none running, no call in
+flight — does the run choose who goes next, among the waiting ones: a
+:class:`~labkit.races.choosers.Chooser` decides (the order given to ``run_interleaving``, or
+explore's schedule). So a run depends only on the choices made, never on
 which thread the operating system ran first: an actor's two pool threads no longer race for
 its turn. Each choice is recorded with every task that was waiting and the call it waited with
 (:attr:`GatedRun.steps`): what explore's strategies know of the states they pass.
 
-A task's *clock* counts, for every other task, the calls that must have happened before it may
-go on — through a start (a sub-actor comes after its parent's calls so far), a join, a pool
-shutdown, or a notify (the waiter comes after the notifier's calls). Each call records it
-(``deps``): how DPOR knows that a call could not have been made earlier.
+Each call records its task's *clock* (``deps``; :mod:`labkit.races.tasks`): how DPOR knows that a
+call could not have been made earlier.
 """
 
 from __future__ import annotations
@@ -25,15 +21,27 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Any
 
 from botocore.exceptions import ClientError
 
-from ..errors import OUTCOME_ERRORS, LabkitError, RaceError, error_code
+from ..errors import OUTCOME_ERRORS, LabkitError, RaceError
 from ..intercept import Binding
+from .choosers import FREE, Chooser, OrderChooser, prefer
 from .keys import call_key
+from .sessions import Session, WorkerTally
+from .tasks import (
+    BLOCKED,
+    DONE,
+    GRANTED,
+    QUEUED,
+    RUNNING,
+    WAITING,
+    Task,
+    join_clock,
+    sub_actor_of,
+)
 
 #: The clients the lab hands one-argument actors make exactly one HTTP request per call:
 #: botocore's own retries are off. (A team's own client keeps its retries: a turn is one API
@@ -42,9 +50,6 @@ NO_RETRIES: dict[str, Any] = {"retries": {"total_max_attempts": 1, "mode": "stan
 #: After an abort, how long to wait for actors to leave (waiting ones leave at once).
 ABORT_GRACE = 0.25
 
-RUNNING, QUEUED, WAITING, GRANTED, BLOCKED, DONE = "running", "queued", "waiting", "granted", "blocked", "done"
-#: A chooser's answer that ends the forced order: every call from then on runs ungated.
-FREE = "\0free"
 #: One choice of a run: who went, its call, and every task that was waiting then -> the call it
 #: waited with (None for a turn the order forced, granted as soon as its task waited, before the
 #: others stood still).
@@ -64,198 +69,6 @@ def _locked() -> Any:
 def is_outcome(exc: BaseException) -> bool:
     """A DynamoDB error (or a labkit outcome error, or an injected fault) an actor may end with."""
     return isinstance(exc, (ClientError, *OUTCOME_ERRORS)) or hasattr(exc, "labkit_fault")
-
-
-def sub_actor_of(name: str, actors: Sequence[str]) -> bool:
-    """``A.1``, ``A.1.2`` name sub-actors of actor ``A``."""
-    root, dot, rest = name.partition(".")
-    return bool(dot) and root in actors and all(part.isdigit() and part[0] != "0" for part in rest.split("."))
-
-
-# ---------------------------------------------------------------- recording and gating
-
-
-class Session:
-    """What one run (an interleaving, or a stress run) does with the calls its probes see.
-
-    ``before(actor, call)`` runs as the call is about to be sent (it may block: a turn) and
-    ``after(actor, call)`` once its answer (or error) is in; ``call`` is the call's record
-    (operation, params, key; the session adds actor, seq, turn, start, end, outcome, retries).
-    ``refuse(error)`` is told about a call that cannot be gated (it raises); ``closed`` is set once
-    the run is over (a later call from a thread an actor started is refused).
-    """
-
-    closed = False
-
-    def refuse(self, error: LabkitError) -> None:
-        """A call the race lab cannot gate: end the run with ``error`` (raises)."""
-        raise error
-
-    def before(self, actor: str, call: dict[str, Any]) -> None:
-        raise NotImplementedError
-
-    def after(self, actor: str, call: dict[str, Any]) -> None:
-        raise NotImplementedError
-
-
-@dataclass(eq=False)
-class Task:
-    """One thread of control of a run: an actor, or a thread or pool task it (or its own) started."""
-
-    name: str
-    binding: Binding
-    parent: Task | None = None
-    executor: Any = None
-    state: str = RUNNING
-    children: int = 0
-    calls: int = 0
-    #: the call it waits with (WAITING)
-    call: dict[str, Any] | None = None
-    clock: dict[str, int] = field(default_factory=dict)
-    returned: bool = False
-    exc: BaseException | None = None
-    #: BLOCKED until these tasks end (a join, a shutdown); None: until a notify wakes it
-    on: frozenset[str] | None = None
-    how: str = ""
-    park: Any = None
-
-    @property
-    def root(self) -> Task:
-        task = self
-        while task.parent is not None:
-            task = task.parent
-        return task
-
-    def describe(self) -> str:
-        if self.state == BLOCKED:
-            return f"{self.name} {self.how}"
-        if self.state == QUEUED:
-            return f"{self.name} waits for a free pool worker"
-        return f"{self.name} is {self.state}"
-
-
-def _join(clock: dict[str, int], other: Mapping[str, int]) -> None:
-    for name, n in other.items():
-        if clock.get(name, 0) < n:
-            clock[name] = n
-
-
-class Chooser(Protocol):
-    """Who goes next: asked whenever a task waits or ends, ``quiet`` once every task stands still.
-
-    A choice that depends on who else waits must wait for ``quiet``; a turn the order forces on
-    one task may be granted as soon as that task waits.
-    """
-
-    def choose(self, run: GatedRun, waiting: Mapping[str, Task], quiet: bool) -> str | None:
-        """A waiting task's name; None to wait (for quiet, or a task not waiting yet); :data:`FREE`."""
-        ...
-
-    def expected(self, run: GatedRun) -> str | None:
-        """The task whose turn it is (for messages), or None."""
-        ...
-
-    def describe(self, run: GatedRun) -> str:
-        """The order and the turns taken so far (for messages)."""
-        ...
-
-    def check_end(self, run: GatedRun) -> RaceError | None:
-        """Once every actor is done: the error for turns never taken (strict), else None."""
-        ...
-
-
-class OrderChooser:
-    """The order ``run_interleaving`` was given: turn k is ``order[k]``'s.
-
-    ``strict``: an actor that ended with turns left is a RaceError; else its turns are dropped.
-    ``lookahead``: when the turn's task cannot take it yet (not started, blocked), the next turn
-    of the order whose task waits is taken instead (explore's sampled orders). Once the order is
-    used up, ``then`` decides: :data:`FREE` (every call runs ungated) or a preference list.
-    """
-
-    def __init__(
-        self, order: Sequence[str], strict: bool, lookahead: bool = False, then: Sequence[str] | None = None
-    ) -> None:
-        self.order = list(order)
-        self.requested = tuple(order)
-        self.strict = strict
-        self.lookahead = lookahead
-        self.then = then
-        self.taken: list[str] = []
-
-    def choose(self, run: GatedRun, waiting: Mapping[str, Task], quiet: bool) -> str | None:
-        while self.order:
-            name = self.order[0]
-            if name in waiting:
-                self.order.pop(0)
-                self.taken.append(name)
-                return name
-            task = run.tasks.get(name)
-            if task is not None and task.state == DONE:
-                if self.strict:
-                    raise self._ended(task)
-                self.order = [n for n in self.order if n != name]  # it gives up its turns
-                continue
-            if quiet and self.strict and task is not None and task.state == BLOCKED and task.on is not None:
-                raise RaceError(
-                    f"turn {len(self.taken) + 1} belongs to {name!r}, but {name} {task.how}, and only their turns "
-                    f"can end them; {self.describe(run)}. The calls of a thread or pool task an actor starts "
-                    f"are that sub-actor's turns ({', '.join(sorted(task.on))}): name it in the order"
-                )
-            if self.lookahead:
-                if not quiet:
-                    return None
-                for i, later in enumerate(self.order):
-                    if later in waiting:
-                        del self.order[i]
-                        self.taken.append(later)
-                        return later
-                break
-            return None  # not started yet, or blocked: wait for it (the deadline reports it)
-        if self.then is None:
-            return FREE
-        if not quiet:
-            return None
-        name = prefer(self.then, waiting)
-        self.taken.append(name)
-        return name
-
-    def _ended(self, task: Task) -> RaceError:
-        left = self.order.count(task.name)
-        how = "returned" if task.exc is None else f"ended with {error_code(task.exc)}"
-        return RaceError(
-            f"actor {task.name!r} {how} after {task.calls} turn(s) but the order gives it "
-            f"{task.calls + left}; {self.describe(None)}. Give {task.name!r} fewer turns, or pass "
-            "strict=False to drop turns an actor no longer takes."
-        )
-
-    def expected(self, run: GatedRun | None) -> str | None:
-        return self.order[0] if self.order else None
-
-    def describe(self, run: GatedRun | None) -> str:
-        done = " ".join(self.taken) or "(none)"
-        return f"order {' '.join(self.requested)!r}, turns taken so far: {done}"
-
-    def check_end(self, run: GatedRun) -> RaceError | None:
-        if not self.strict:
-            return None
-        for name in self.order:
-            task = run.tasks.get(name)
-            if task is not None:
-                return self._ended(task)
-            return RaceError(
-                f"the order gives {name!r} a turn, but no such thread was started; {self.describe(run)}. "
-                "Sub-actors are named A.1, A.2, ... in the order actor A starts them"
-            )
-        return None
-
-
-def prefer(names: Sequence[str], waiting: Mapping[str, Task]) -> str:
-    """The first of ``names`` that waits, else the waiting task first in name order."""
-    for name in names:
-        if name in waiting:
-            return name
-    return min(waiting)
 
 
 class GatedRun(Session):
@@ -324,7 +137,7 @@ class GatedRun(Session):
             who = f"{kind} {name!r} of actor {root.name!r}"
             binding = Binding(name, self, parent.plan, parent.endpoint, who)
             clock = dict(mother.clock)
-            _join(clock, {mother.name: mother.calls})
+            join_clock(clock, {mother.name: mother.calls})
             self.tasks[name] = Task(name, binding, mother, executor, state, clock=clock)
             if state == RUNNING:
                 self.busy += 1
@@ -381,8 +194,8 @@ class GatedRun(Session):
                 and all(self.tasks[n].state == DONE for n in other.on)
             ):
                 for n in other.on:
-                    _join(other.clock, self.tasks[n].clock)
-                    _join(other.clock, {n: self.tasks[n].calls})
+                    join_clock(other.clock, self.tasks[n].clock)
+                    join_clock(other.clock, {n: self.tasks[n].calls})
                 other.state = RUNNING
                 other.on = None
                 self.busy += 1
@@ -395,8 +208,8 @@ class GatedRun(Session):
         with self.lock:
             t, o = self.tasks.get(task.actor), self.tasks.get(other.actor)
             if t is not None and o is not None:
-                _join(t.clock, o.clock)
-                _join(t.clock, {o.name: o.calls})
+                join_clock(t.clock, o.clock)
+                join_clock(t.clock, {o.name: o.calls})
 
     def stamp(self, task: Binding) -> dict[str, int]:
         with self.lock:
@@ -404,14 +217,14 @@ class GatedRun(Session):
             if t is None:
                 return {}
             found = dict(t.clock)
-            _join(found, {t.name: t.calls})
+            join_clock(found, {t.name: t.calls})
             return found
 
     def absorb(self, task: Binding, stamp: Any) -> None:
         with self.lock:
             t = self.tasks.get(task.actor)
             if t is not None and isinstance(stamp, dict):
-                _join(t.clock, stamp)
+                join_clock(t.clock, stamp)
 
     def blocked(self, task: Binding, on: tuple[str, ...] | None, how: str) -> None:
         with self.lock:
@@ -422,8 +235,8 @@ class GatedRun(Session):
                 pending = frozenset(n for n in on if n in self.tasks and self.tasks[n].state != DONE)
                 for n in set(on) - pending:
                     if n in self.tasks:
-                        _join(t.clock, self.tasks[n].clock)
-                        _join(t.clock, {n: self.tasks[n].calls})
+                        join_clock(t.clock, self.tasks[n].clock)
+                        join_clock(t.clock, {n: self.tasks[n].calls})
                 if not pending:
                     return
                 t.on = pending
@@ -442,8 +255,8 @@ class GatedRun(Session):
                 if t is None or t.state != BLOCKED or t.on is not None:
                     continue
                 if src is not None:
-                    _join(t.clock, src.clock)
-                    _join(t.clock, {src.name: src.calls})
+                    join_clock(t.clock, src.clock)
+                    join_clock(t.clock, {src.name: src.calls})
                 t.state = RUNNING
                 self.busy += 1
 
@@ -624,24 +437,6 @@ class GatedRun(Session):
             "resource, a PynamoDB model) on its own thread or threads it starts, and does not wait on "
             "another actor or on a lock another thread holds across a DynamoDB call; or raise `timeout`."
         )
-
-
-class WorkerTally(Session):
-    """Counts one worker's calls, failed calls and botocore retries (no gating)."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self.failed = 0
-        self.retries = 0
-
-    def before(self, actor: str, call: dict[str, Any]) -> None:
-        call["start"] = time.perf_counter()
-
-    def after(self, actor: str, call: dict[str, Any]) -> None:
-        self.calls += 1
-        self.retries += int(call.get("retries") or 0)
-        if call.get("outcome") != "ok":
-            self.failed += 1
 
 
 __all__ = [

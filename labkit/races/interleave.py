@@ -15,7 +15,9 @@ from ..faults import FaultPlan, FaultSpec, plan_for
 from ..faults.control import need_weak_answers, settle_images
 from ..intercept import Binding, bind_thread, bound, endpoint_key, install
 from ..validation import check_callable, check_positive
-from .gate import ABORT_GRACE, NO_RETRIES, Aborted, Chooser, GatedRun, OrderChooser, Step, sub_actor_of
+from .choosers import Chooser, OrderChooser
+from .gate import ABORT_GRACE, NO_RETRIES, Aborted, GatedRun, Step
+from .tasks import sub_actor_of
 from .types import Actor
 
 if TYPE_CHECKING:
@@ -182,7 +184,7 @@ def run_gated(
 
     Every DynamoDB call on an actor's thread, or on threads and pool tasks it starts (any
     botocore client: :mod:`labkit.intercept`), waits for its turn. ``order`` is the order of turns
-    (:class:`~labkit.races.gate.OrderChooser`) or explore's chooser. The arguments are already
+    (:class:`~labkit.races.choosers.OrderChooser`) or explore's chooser. The arguments are already
     checked (:func:`run_interleaving` is the public way in); a stage is reused across runs of the
     same actors (:func:`~labkit.races.all_interleavings`), and so is a crew (explore).
     """

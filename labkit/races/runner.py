@@ -24,9 +24,11 @@ from ..faults.control import settle_images
 from ..faults.kinds import StaleRead
 from ..operations import Op, tables_of
 from .calls import BudgetSpent, Call, Trace, nondeterministic
-from .gate import BLOCKED, DONE, QUEUED, GatedRun, OrderChooser, Task, prefer
+from .choosers import OrderChooser, prefer
+from .gate import GatedRun
 from .identity import Access, KeySchemas
 from .interleave import Crew, Interleaving, Stage, run_gated
+from .tasks import BLOCKED, DONE, QUEUED, Task
 
 if TYPE_CHECKING:
     from ..backend import Connection

@@ -16,7 +16,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from ..errors import OUTCOME_ERRORS, LabkitError, RaceError, ValidationError, error_code
 from ..intercept import Binding, bound, endpoint_key, install
 from ..validation import check_callable, check_int
-from .gate import WorkerTally
+from .sessions import WorkerTally
 from .types import Op
 
 if TYPE_CHECKING:

@@ -499,7 +499,7 @@ def test_routing__aws_backend__routes_nothing_and_drops_nothing(inner: pytest.Py
         def test_x(request):
             assert 'AWS_ENDPOINT_URL_DYNAMODB' not in os.environ and 'AWS_DEFAULT_REGION' not in os.environ
             assert labkit.routing.current() is None
-            state = request.config.stash[pytest_plugin._STATE]
+            state = request.config.stash[pytest_plugin.STATE]
             assert state.backend == "aws" and state.every_test and state.tracker is None
         """
     )

@@ -1,12 +1,8 @@
-"""The operation catalogue: one record per operation labkit's engine serves, and what labkit knows of it.
+"""The catalogue's records: one per operation labkit's engine serves, and the sets derived from them.
 
-Every set of operation names in labkit derives from :data:`CATALOGUE` — the engine's stages
-(which operations are validated whole, metered, seen by hooks, answered by moto's fast path),
-the race lab's reads, writes and whole-table calls, where the fault kinds can be given, and what
-costs count as a write. Adding an operation is one record here and one module in the engine
-(``docs/architecture.md`` walks through it). ``tests/architecture/test_operation_names.py``
-fails on an operation-name string literal anywhere else in ``labkit/``: code names operations as
-:class:`Op` members (``Op.GET_ITEM``, a ``str``) or through the derived sets below.
+The one place in ``labkit/`` an operation's name is written (``tests/architecture/test_operation_names.py``
+fails on an operation-name string literal anywhere else): code names operations as :class:`Op` members
+(``Op.GET_ITEM``, a ``str``) or through the derived sets below.
 
 A record says, for one operation:
 
@@ -38,7 +34,7 @@ A record says, for one operation:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final, Literal
@@ -348,147 +344,8 @@ CONTROLS: Final = _names(lambda r: r.scope == "labkit")
 #: Operation -> the moto ``DynamoHandler`` method the engine's fast path calls.
 MOTO_METHODS: Final[Mapping[str, str]] = {r.name.value: r.moto for r in _RECORDS if r.moto is not None}
 
-#: The request header that asks labkit's embedded endpoint (profile ``labkit``) for one of DynamoDB's
-#: weak answers (:class:`WeakAnswer`); the answer carries it back, saying what it did.
-WEAK_ANSWER_HEADER: Final = "X-Labkit-Weak-Answer"
-
-
-class WeakAnswer(StrEnum):
-    """The answers DynamoDB may give that a fresh, whole, full answer hides (``X-Labkit-Weak-Answer``)."""
-
-    STALE_READ = "stale-read"  # an eventually consistent read, as of before the latest write to what it reads
-    UNPROCESSED_ITEMS = "unprocessed-items"  # a batch's last item left in UnprocessedItems / UnprocessedKeys
-    SHORT_PAGE = "short-page"  # a Query or Scan page that ends after its first item, with a LastEvaluatedKey
-
-
-#: Where DynamoDB can give each weak answer (stale-read also needs a read without ``ConsistentRead``).
-WEAK_ANSWER_OPERATIONS: Final[Mapping[WeakAnswer, frozenset[str]]] = {
-    WeakAnswer.STALE_READ: EVENTUAL_READS,
-    WeakAnswer.UNPROCESSED_ITEMS: PARTIAL,
-    WeakAnswer.SHORT_PAGE: PAGED,
-}
-#: The echo of an answer that could not differ from the strong one starts with this: ``none; <reason>``.
-WEAK_ANSWER_NONE: Final = "none"
-
-
-def _listed(names: frozenset[str]) -> str:
-    ordered = [name for name in DATA_PLANE_ORDER if name in names]
-    return ", ".join(ordered[:-1]) + " and " + ordered[-1] if len(ordered) > 1 else "".join(ordered)
-
-
-#: Where each weak answer applies, in words (the endpoint's 400 and the race lab's error say it).
-WEAK_ANSWER_WHERE: Final = (
-    f"{WeakAnswer.STALE_READ} applies to {_listed(EVENTUAL_READS)} without ConsistentRead=True "
-    f"(a global secondary index only reads that way); {WeakAnswer.UNPROCESSED_ITEMS} to "
-    f"{_listed(PARTIAL)}; {WeakAnswer.SHORT_PAGE} to {_listed(PAGED)}"
-)
-
-
-def weak_answer_misuse(kind: str, operation: str, params: Mapping[str, Any]) -> str | None:
-    """Why DynamoDB cannot give the weak answer ``kind`` to this request, in one sentence that says
-    where each kind applies; None when it can. ``params``: the request (its ``ConsistentRead``)."""
-    if kind not in WeakAnswer.__members__.values():
-        known = ", ".join(WeakAnswer)
-        return f"{WEAK_ANSWER_HEADER}: unknown weak answer {kind!r} (use one of {known}); {WEAK_ANSWER_WHERE}"
-    if operation not in WEAK_ANSWER_OPERATIONS[WeakAnswer(kind)]:
-        return f"{WEAK_ANSWER_HEADER}: DynamoDB never answers {operation} with {kind}; {WEAK_ANSWER_WHERE}"
-    if kind == WeakAnswer.STALE_READ and not _reads_eventually(operation, params):
-        return (
-            f"{WEAK_ANSWER_HEADER}: this {operation} reads with ConsistentRead=True, which is never stale; "
-            f"{WEAK_ANSWER_WHERE}"
-        )
-    return None
-
-
-def _reads_eventually(operation: str, params: Mapping[str, Any]) -> bool:
-    if operation == Op.BATCH_GET_ITEM:  # ConsistentRead is per table: one eventually consistent table is enough
-        tables = params.get("RequestItems")
-        entries = tables.values() if isinstance(tables, Mapping) else ()
-        return any(not (isinstance(e, Mapping) and e.get("ConsistentRead") is True) for e in entries)
-    return params.get("ConsistentRead") is not True
-
-
-#: The action names inside TransactItems, and the operation each one is a part of.
-TRANSACT_ACTIONS: Final[Mapping[str, Op]] = {
-    "Get": Op.GET_ITEM,
-    "Put": Op.PUT_ITEM,
-    "Update": Op.UPDATE_ITEM,
-    "Delete": Op.DELETE_ITEM,
-    "ConditionCheck": Op.GET_ITEM,
-}
-#: The action (inside TransactItems) that does what each single-item operation does.
-ACTION_OF: Final[Mapping[str, str]] = {
-    Op.GET_ITEM: "Get",
-    Op.PUT_ITEM: "Put",
-    Op.UPDATE_ITEM: "Update",
-    Op.DELETE_ITEM: "Delete",
-}
-
-
-def is_write(operation: str) -> bool:
-    """Does ``operation`` write items? (PartiQL may: True; control plane: False.)"""
-    found = CATALOGUE.get(operation)
-    return found is not None and found.writes
-
-
-def item_keys(operation: str, params: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any], bool]]:
-    """Every item a request names: (table, the attributes that hold its key, writes it?), in request order.
-
-    The attributes are the request's ``Key`` — or its ``Item``, which holds the key among other
-    attributes: the caller picks the key attributes with the table's key schema. A ConditionCheck
-    inside a transaction reads its item. Query, Scan, PartiQL and control operations name no
-    items (they yield nothing); a malformed request yields what can be read of it.
-    """
-    found = CATALOGUE.get(operation)
-    if found is None:
-        return
-    at = found.keys
-    table = params.get("TableName")
-    if at in (KeysAt.KEY, KeysAt.ITEM):
-        attrs = params.get(at.value)
-        if isinstance(table, str) and isinstance(attrs, Mapping):
-            yield table, attrs, found.writes
-    elif at is KeysAt.TRANSACT_ITEMS:
-        for action in params.get("TransactItems") or ():
-            if not isinstance(action, Mapping):
-                continue
-            for kind, body in action.items():
-                if not isinstance(body, Mapping) or kind not in TRANSACT_ACTIONS:
-                    continue
-                name, attrs = body.get("TableName"), body.get("Key") or body.get("Item")
-                if isinstance(name, str) and isinstance(attrs, Mapping):
-                    yield name, attrs, kind not in ("Get", "ConditionCheck")
-    elif at is KeysAt.BATCH_GET:
-        for name, request in (params.get("RequestItems") or {}).items():
-            for key in (request.get("Keys") or ()) if isinstance(request, Mapping) else ():
-                if isinstance(key, Mapping):
-                    yield name, key, False
-    elif at is KeysAt.BATCH_WRITE:
-        for name, requests in (params.get("RequestItems") or {}).items():
-            for entry in requests if isinstance(requests, list) else ():
-                put = entry.get("PutRequest") if isinstance(entry, Mapping) else None
-                delete = entry.get("DeleteRequest") if isinstance(entry, Mapping) else None
-                attrs = (put or {}).get("Item") if put else (delete or {}).get("Key")
-                if isinstance(attrs, Mapping):
-                    yield name, attrs, True
-
-
-def tables_of(operation: str, params: Mapping[str, Any]) -> tuple[str, ...]:
-    """The tables a request names (``TableName``, or the tables of its batch or transaction), in order."""
-    names: dict[str, None] = {}
-    table = params.get("TableName")
-    if isinstance(table, str):
-        names[table] = None
-    for name, _, _ in item_keys(operation, params):
-        names[name] = None
-    requests = params.get("RequestItems")
-    if isinstance(requests, Mapping):
-        names.update(dict.fromkeys(str(t) for t in requests))
-    return tuple(names)
-
 
 __all__ = [
-    "ACTION_OF",
     "BATCHES",
     "CATALOGUE",
     "CONFLICTABLE",
@@ -508,11 +365,6 @@ __all__ = [
     "STREAMS_TARGET",
     "TOKENED",
     "TRANSACTIONS",
-    "TRANSACT_ACTIONS",
-    "WEAK_ANSWER_HEADER",
-    "WEAK_ANSWER_NONE",
-    "WEAK_ANSWER_OPERATIONS",
-    "WEAK_ANSWER_WHERE",
     "WHOLE_TABLE",
     "WRITES",
     "Access",
@@ -521,10 +373,5 @@ __all__ = [
     "Op",
     "Operation",
     "Scope",
-    "WeakAnswer",
-    "is_write",
-    "item_keys",
     "record",
-    "tables_of",
-    "weak_answer_misuse",
 ]

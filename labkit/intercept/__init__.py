@@ -1,0 +1,53 @@
+"""Where every botocore client passes: one class-level wrapper, a thread -> actor binding, observers.
+
+On the floor: the race lab (:mod:`labkit.races`) and the pytest plugin both stand on it, and
+importing it loads botocore only — no pandas, no race lab, no engine.
+
+Three modules, each one job, their names re-exported here (``from labkit.intercept import bound``):
+
+:mod:`~labkit.intercept.bindings`
+    which run, actor and faults a thread's calls belong to (:class:`Binding`, :func:`bind_thread`,
+    :func:`bound`, :func:`current`), and the :class:`Session` contract a run keeps;
+:mod:`~labkit.intercept.subactors`
+    the threads and pool tasks an actor starts (its sub-actors) and when a bound thread blocks,
+    told to a session that schedules (:class:`Scheduler`: the race lab's gate);
+:mod:`~labkit.intercept.calls`
+    botocore's client call, wrapped once per process (:func:`install`): the race lab's handlers on
+    each client, what cannot be gated refused, and the :class:`Observer` objects and reroutes that
+    see every DynamoDB call of the process (:func:`add_observer`, :func:`add_reroute`).
+"""
+
+from __future__ import annotations
+
+from .bindings import Binding, CallFaults, Session, bind_thread, bound, current
+from .calls import (
+    CALL,
+    Observer,
+    add_observer,
+    add_reroute,
+    endpoint_key,
+    install,
+    reached,
+    remove_observer,
+    remove_reroute,
+)
+from .subactors import Scheduler
+
+__all__ = [
+    "CALL",
+    "Binding",
+    "CallFaults",
+    "Observer",
+    "Scheduler",
+    "Session",
+    "add_observer",
+    "add_reroute",
+    "bind_thread",
+    "bound",
+    "current",
+    "endpoint_key",
+    "install",
+    "reached",
+    "remove_observer",
+    "remove_reroute",
+]
