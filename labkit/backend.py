@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import boto3
+import botocore.session
 from botocore.config import Config
+from botocore.loaders import Loader, create_loader
 
 from . import constants as C
 from ._errors_map import map_errors
@@ -48,6 +50,28 @@ def _client_config(connect_timeout: float) -> Config:
     )
 
 
+#: botocore's data loader (service models, endpoint rules, partitions: JSON files read from disk and
+#: kept), shared by every session labkit makes. A botocore session creates a loader of its own and
+#: reads those files again on its first client: about 100 ms of CPU, measured on this machine, against
+#: 11 ms with the shared loader (and 3 ms for a second client of one session). Every Connection has a
+#: session of its own (boto3 sessions are not thread-safe), so without it each labkit test, each
+#: ``labkit_conn`` and each region of a table cleanup paid for the files again.
+_LOADER: Loader = create_loader()
+_LOADER_LOCK = threading.Lock()
+
+
+def new_session(region_name: str | None = None) -> boto3.session.Session:
+    """A boto3 session of its own (credentials, region, config resolved as boto3 does) on labkit's shared
+    botocore data loader. AWS_DATA_PATH is read once, when labkit is imported."""
+    core = botocore.session.Session()
+    core.register_component("data_loader", _LOADER)
+    with _LOADER_LOCK:
+        session = boto3.session.Session(botocore_session=core, region_name=region_name)
+        paths = _LOADER.search_paths  # boto3 appends its own data folder for each session: kept once
+        paths[:] = list(dict.fromkeys(paths))
+    return session
+
+
 @dataclass
 class Connection:
     """Where the lab talks to, and clients for it.
@@ -59,7 +83,7 @@ class Connection:
     endpoint_url: str | None
     region: str
     table_name: str = C.DEFAULT_TABLE_NAME
-    _session: boto3.session.Session = field(repr=False, default_factory=boto3.session.Session)
+    _session: boto3.session.Session = field(repr=False, default_factory=new_session)
     _client: Any = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -174,7 +198,7 @@ def connect(
 
 def _connect_aws(table: str, region: str | None) -> Connection:
     region = region or os.environ.get("AWS_REGION") or None
-    session = boto3.session.Session(region_name=region) if region else boto3.session.Session()
+    session = new_session(region)
     if not session.region_name:
         raise ConfigurationError(
             "backend 'aws' needs a region: set AWS_REGION (or AWS_DEFAULT_REGION), "
@@ -196,4 +220,4 @@ def _connect_aws(table: str, region: str | None) -> Connection:
     return Connection("aws", None, session.region_name, table, _session=session)
 
 
-__all__ = ["BACKENDS", "Connection", "connect"]
+__all__ = ["BACKENDS", "Connection", "connect", "new_session"]

@@ -40,13 +40,14 @@ class TableTracker:
 
     def drop(self, tables: list[tuple[str, str]]) -> None:
         """DeleteTable for each; a table the test already deleted is fine."""
-        import boto3
         from botocore.exceptions import BotoCoreError, ClientError
+
+        from ..backend import new_session
 
         for region, name in dict.fromkeys(tables):
             client = self._clients.get(region)
             if client is None:
-                client = self._clients[region] = boto3.session.Session().client(
+                client = self._clients[region] = new_session().client(
                     "dynamodb",
                     endpoint_url=self.url,
                     region_name=region,

@@ -133,3 +133,31 @@ def test_new_client__throttled_every_time__3_attempts_1_call_and_2_retries() -> 
     assert info.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
     assert info.value.response["ResponseMetadata"]["RetryAttempts"] == 2
     assert client.meta.config.retries == {"mode": "standard", "total_max_attempts": 3}  # type: ignore[attr-defined]
+
+
+def test_new_session__every_connection__one_shared_loader_read_once_and_search_paths_kept_once() -> None:
+    """Each Connection has a boto3 session of its own, all on one botocore data loader: a second
+    connection's first client reads no JSON file again, and boto3's data folder is on the path once."""
+    from botocore.loaders import JSONFileLoader
+
+    from labkit.backend import new_session
+
+    first = Connection("embedded", "http://127.0.0.1:9", "us-east-1")
+    first.new_client()
+    reads: list[str] = []
+    original = JSONFileLoader.load_file
+
+    def counting(self: JSONFileLoader, file_path: str) -> object:
+        reads.append(file_path)
+        return original(self, file_path)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(JSONFileLoader, "load_file", counting)  # the read from disk, below the loader's cache
+        second = Connection("embedded", "http://127.0.0.1:9", "eu-west-1")
+        second.new_client()
+    assert reads == []  # served from the shared loader's cache
+    assert second._session is not first._session
+    loaders = {id(s._session.get_component("data_loader")) for s in (first._session, second._session, new_session())}
+    assert len(loaders) == 1
+    paths = new_session()._session.get_component("data_loader").search_paths
+    assert len(paths) == len(set(paths))
