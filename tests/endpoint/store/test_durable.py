@@ -275,19 +275,15 @@ def test_cli__data_not_writable__one_line_error_exit_2_nothing_written(tmp_path:
     shutil.rmtree(base)
 
 
-def test_cli__data_is_a_file__one_line_error_exit_2(tmp_path: Path) -> None:
+def test_cli__data_is_a_file__one_line_error_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Refused before anything listens (the command's own main, as the other argument errors are tested)."""
+    from labkit.cli import main
+
     target = tmp_path / "file"
     target.write_text("x")
-    out = subprocess.run(
-        [sys.executable, "-m", "labkit.cli", "serve", "--port", "0", "--data", str(target)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert out.returncode == 2
-    assert (
-        out.stderr.strip() == f"labkit: error: --data {target}: is a file, not a directory; point --data at a directory"
-    )
+    assert main(["serve", "--port", "0", "--data", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"labkit: error: --data {target}: is a file, not a directory; point --data at a directory"
     assert target.read_text() == "x"
 
 
