@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -28,9 +26,8 @@ from labkit.plots import (  # noqa: E402
     sweep_plot,
     timeline,
 )
-from labkit.races import HISTORY_COLUMNS, Interleaving, run_interleaving  # noqa: E402
-
-KEY = {"PK": {"S": "COUNTER"}, "SK": {"S": "C"}}
+from labkit.races import Interleaving, run_interleaving  # noqa: E402
+from tests.races.conftest import Row, history_of, naive_increment, put_counter  # noqa: E402
 
 
 def bars(fig: Figure) -> list[Rectangle]:
@@ -39,39 +36,9 @@ def bars(fig: Figure) -> list[Rectangle]:
 
 
 def rmw_race(tconn: Connection, order: str) -> Interleaving:
-    table = tconn.table_name
-    tconn.client.put_item(TableName=table, Item={**KEY, "n": {"N": "0"}})
-
-    def rmw(client: Any) -> None:
-        n = int(client.get_item(TableName=table, Key=KEY, ConsistentRead=True)["Item"]["n"]["N"])
-        client.put_item(TableName=table, Item={**KEY, "n": {"N": str(n + 1)}})
-
+    put_counter(tconn)
+    rmw = naive_increment(tconn.table_name)
     return run_interleaving({"A": rmw, "B": rmw}, order, conn=tconn)
-
-
-#: A history row as these tests write it: (actor, seq, turn, operation, start, end, outcome).
-Row = tuple[str, int, int | None, str, float, float, str]
-
-
-def history_of(rows: list[Row]) -> pd.DataFrame:
-    """A history frame (:data:`HISTORY_COLUMNS`) of ``rows``, all on key "K", none retried."""
-    return pd.DataFrame(
-        [
-            {
-                "actor": a,
-                "seq": s,
-                "turn": t,
-                "operation": op,
-                "key": "K",
-                "start": t0,
-                "end": t1,
-                "outcome": out,
-                "retries": 0,
-            }
-            for a, s, t, op, t0, t1, out in rows
-        ],
-        columns=list(HISTORY_COLUMNS),
-    )
 
 
 def fake_history() -> pd.DataFrame:
