@@ -9,7 +9,7 @@ import pandas as pd
 from botocore.exceptions import ClientError
 
 from labkit.backend import Connection
-from labkit.races import HISTORY_COLUMNS, Interleaving
+from labkit.races import HISTORY_COLUMNS, Interleaving, run_interleaving
 
 KEY = {"PK": {"S": "COUNTER"}, "SK": {"S": "C"}}
 
@@ -59,6 +59,13 @@ def safe_increment(table: str) -> Callable[[Any], int]:
                     raise
 
     return actor
+
+
+def race_two(conn: Connection, make: Callable[[str], Callable[[Any], int]], order: Any) -> Interleaving:
+    """Two actors A and B made by ``make`` (e.g. :func:`naive_increment`) run in ``order`` from a counter at 0."""
+    put_counter(conn)
+    actor = make(conn.table_name)
+    return run_interleaving({"A": actor, "B": actor}, order, conn=conn)
 
 
 class StressOp:

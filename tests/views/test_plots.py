@@ -26,19 +26,12 @@ from labkit.plots import (  # noqa: E402
     sweep_plot,
     timeline,
 )
-from labkit.races import Interleaving, run_interleaving  # noqa: E402
-from tests.races.conftest import Row, history_of, naive_increment, put_counter  # noqa: E402
+from tests.races.conftest import Row, history_of, naive_increment, race_two  # noqa: E402
 
 
 def bars(fig: Figure) -> list[Rectangle]:
     ax = fig.axes[0]
     return [p for c in ax.containers for p in c]
-
-
-def rmw_race(tconn: Connection, order: str) -> Interleaving:
-    put_counter(tconn)
-    rmw = naive_increment(tconn.table_name)
-    return run_interleaving({"A": rmw, "B": rmw}, order, conn=tconn)
 
 
 def fake_history() -> pd.DataFrame:
@@ -56,7 +49,7 @@ def test_timeline__abab_race__two_lanes_four_bars_stale_read_and_overwrite_marke
     tconn: Connection,
 ) -> None:
     """A forced ABAB lost update draws 2 lanes, 4 bars, and marks B's stale read and overwrite."""
-    res = rmw_race(tconn, "ABAB")
+    res = race_two(tconn, naive_increment, "ABAB")
     fig = timeline(res)
     ax = fig.axes[0]
     assert isinstance(fig, Figure)
@@ -72,7 +65,7 @@ def test_timeline__abab_race__two_lanes_four_bars_stale_read_and_overwrite_marke
 
 def test_timeline__serial_order__marks_nothing(tconn: Connection) -> None:
     """AABB loses nothing, so nothing is marked."""
-    fig = timeline(rmw_race(tconn, "AABB"))
+    fig = timeline(race_two(tconn, naive_increment, "AABB"))
     assert len(bars(fig)) == 4
     assert not any(b.get_hatch() for b in bars(fig))
 
