@@ -43,29 +43,39 @@ the two faults above and then with the weak answers added — runs needed with a
 
 from __future__ import annotations
 
-import argparse
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import boto3
+import common
 from botocore.exceptions import ClientError, ReadTimeoutError
 
 import labkit
 from labkit import constants as C
-from labkit.races import Interleaving, explore, run_interleaving
+from labkit.races import Exploration, Interleaving, explore, run_interleaving
 from labkit.races.explore import count_orders
+from tests.races.counters import NAMES, Counter
 
-KEY = {"PK": {"S": "BENCH#counter"}, "SK": {"S": "COUNTER"}}
-ACTORS = ("A", "B", "C")
+
+def timed_explore(
+    actors: Mapping[str, Callable[..., Any]],
+    conn: Any,
+    setup: Callable[[], None],
+    invariant: Callable[[Interleaving], None],
+    **options: Any,
+) -> tuple[Exploration, float, str]:
+    """explore() the actors: its result, the seconds it took, and its verdict (pass / FAIL)."""
+    t0 = time.perf_counter()
+    result = explore(actors, conn=conn, setup=setup, invariant=invariant, **options)
+    return result, time.perf_counter() - t0, "pass" if result.passed else "FAIL"
 
 
 def speed(conn: Any, actors: dict[str, Callable[[Any], None]], setup: Callable[[], None], invariant: Any) -> None:
     """explore's runs/s on the version-guarded 3 x 3 (DPOR to its guarantee) against the floor."""
-    t0 = time.perf_counter()
-    result = explore(actors, conn=conn, setup=setup, invariant=invariant, strategy="dpor", budget=2000)
-    explored = (time.perf_counter() - t0) / result.runs
+    result, seconds, _ = timed_explore(actors, conn, setup, invariant, strategy="dpor", budget=2000)
+    explored = seconds / result.runs
     client = conn.new_client(retries={"total_max_attempts": 1, "mode": "standard"})
     t0 = time.perf_counter()
     for _ in range(result.runs):  # the floor: the same calls, setup and invariant, one thread, no gate
@@ -82,66 +92,34 @@ def speed(conn: Any, actors: dict[str, Callable[[Any], None]], setup: Callable[[
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", default="embedded")
+    parser = common.arguments(__doc__)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--weak-only", action="store_true", help="only the weak answers' cases (the last table)")
     args = parser.parse_args()
 
-    conn = labkit.connect(args.backend, table_name="labkit-bench-explore")
-    labkit.ensure_table(conn)
+    conn = common.lab_table(args.backend, "labkit-bench-explore")
     table = conn.table_name
     if args.weak_only:
         weak_answers(conn, args.budget, ["lose-response", "transaction-conflict"])
         labkit.delete_table(conn)
         return
 
+    counter = Counter.pk_sk(table)
+
     def setup() -> None:
         labkit.reset_table(conn)
-        conn.client.put_item(TableName=table, Item={**KEY, "n": {"N": "0"}, "v": {"N": "0"}})
-
-    def audit(client: Any, name: str, n: int) -> None:
-        client.put_item(TableName=table, Item={"PK": {"S": f"AUDIT#{name}"}, "SK": {"S": "A"}, "n": {"N": str(n)}})
-
-    def read(client: Any) -> tuple[int, int]:
-        item = client.get_item(TableName=table, Key=KEY, ConsistentRead=True)["Item"]
-        return int(item["n"]["N"]), int(item["v"]["N"])
-
-    def lost_update(name: str) -> Callable[[Any], None]:
-        def actor(client: Any) -> None:
-            n, v = read(client)
-            client.put_item(TableName=table, Item={**KEY, "n": {"N": str(n + 1)}, "v": {"N": str(v)}})
-            audit(client, name, n + 1)
-
-        return actor
-
-    def guarded_once(client: Any) -> int:
-        n, v = read(client)
-        client.update_item(
-            TableName=table,
-            Key=KEY,
-            UpdateExpression="SET n = :n1, v = :v1",
-            ConditionExpression="v = :v",
-            ExpressionAttributeValues={":n1": {"N": str(n + 1)}, ":v1": {"N": str(v + 1)}, ":v": {"N": str(v)}},
-        )
-        return n + 1
-
-    def guarded(name: str) -> Callable[[Any], None]:
-        def actor(client: Any) -> None:
-            audit(client, name, guarded_once(client))
-
-        return actor
+        counter.start(conn.client)
 
     def guarded_retrying(name: str) -> Callable[[Any], None]:
         def actor(client: Any) -> None:
             while True:
                 try:
-                    n = guarded_once(client)
+                    n = counter.guarded_update(client)
                     break
                 except client.exceptions.ConditionalCheckFailedException:
                     continue
-            audit(client, name, n)
+            counter.audit(client, name, n)
 
         return actor
 
@@ -149,58 +127,34 @@ def main() -> None:
         def actor(client: Any) -> None:
             out = client.update_item(
                 TableName=table,
-                Key=KEY,
+                Key=counter.key,
                 UpdateExpression="ADD n :one",
                 ExpressionAttributeValues={":one": {"N": "1"}},
                 ReturnValues="UPDATED_NEW",
             )
-            audit(client, name, int(out["Attributes"]["n"]["N"]))
+            counter.audit(client, name, int(out["Attributes"]["n"]["N"]))
 
         return actor
 
-    def audited() -> int:
-        """How many updates wrote their audit item."""
-        return int(
-            conn.client.scan(
-                TableName=table,
-                ConsistentRead=True,
-                Select="COUNT",
-                FilterExpression="begins_with(PK, :a)",
-                ExpressionAttributeValues={":a": {"S": "AUDIT#"}},
-            )["Count"]
-        )
+    invariant = counter.invariant(conn.client)
 
-    def invariant(res: Interleaving) -> None:
-        n = read(conn.client)[0]
-        audits = audited()
-        assert n == audits, f"the counter is {n} but {audits} updates landed: an update was lost"
-
-    exhaustive = count_orders({name: 3 for name in ACTORS})
+    exhaustive = count_orders({name: 3 for name in NAMES})
     print(
         f"3 actors x 3 calls: exhaustive search = {exhaustive:,} orders; budget {args.budget:,}, "
         f"seed {args.seed}, backend {conn.backend}\n"
     )
     print(f"{'function':<26}{'strategy':<11}{'verdict':<8}{'runs':>6}{'vs exhaustive':>15}{'seconds':>9}  guarantee")
     for label, make in [
-        ("lost update", lost_update),
-        ("version-guarded", guarded),
+        ("lost update", counter.lost_update),
+        ("version-guarded", counter.version_guarded),
         ("version-guarded, retrying", guarded_retrying),
         ("ADD", add),
     ]:
-        actors = {name: make(name) for name in ACTORS}
+        actors = {name: make(name) for name in NAMES}
         for strategy in ("dpor", "pct"):
-            t0 = time.perf_counter()
-            result = explore(
-                actors,
-                conn=conn,
-                setup=setup,
-                invariant=invariant,
-                budget=args.budget,
-                seed=args.seed,
-                strategy=strategy,
+            result, elapsed, verdict = timed_explore(
+                actors, conn, setup, invariant, budget=args.budget, seed=args.seed, strategy=strategy
             )
-            elapsed = time.perf_counter() - t0
-            verdict = "pass" if result.passed else "FAIL"
             ratio = f"1/{exhaustive / result.runs:,.0f}"
             print(
                 f"{label:<26}{strategy:<11}{verdict:<8}{result.runs:>6}{ratio:>15}{elapsed:>9.1f}  {result.guarantee}"
@@ -216,11 +170,11 @@ def main() -> None:
                     again = "fails again"
                 print(f"{'':<26}counterexample {result.counterexample!r}: replay follows it: {same}; invariant {again}")
 
-    speed(conn, {name: guarded(name) for name in ACTORS}, setup, invariant)
+    speed(conn, counter.actors(counter.version_guarded), setup, invariant)
 
     def audited_landed(res: Interleaving) -> None:
-        n = read(conn.client)[0]
-        audits = audited()
+        n = counter.read(conn.client)[0]
+        audits = counter.audited(conn.client)
         assert n >= audits, f"the counter is {n} but {audits} updates were audited: an update was lost"
 
     def sign_up(pin: bool, who: str) -> Callable[[Any], str]:
@@ -258,25 +212,16 @@ def main() -> None:
     print(f"\nfaults: {faults} at every call point (no fault first), budget {args.budget:,}\n")
     print(f"{'function':<26}{'faults':<8}{'strategy':<12}{'verdict':<8}{'runs':>6}{'seconds':>9}  guarantee")
     cases: list[tuple[str, dict[str, Any], Callable[[Interleaving], None]]] = [
-        ("lost update (3 x 3 calls)", {n: lost_update(n) for n in ACTORS}, audited_landed),
-        ("ADD (3 x 2 calls)", {n: add(n) for n in ACTORS}, audited_landed),
+        ("lost update (3 x 3 calls)", counter.actors(counter.lost_update), audited_landed),
+        ("ADD (3 x 2 calls)", {n: add(n) for n in NAMES}, audited_landed),
         ("sign-up, new token", {n: sign_up(False, n.lower()) for n in ("A", "B")}, created),
         ("sign-up, pinned token", {n: sign_up(True, n.lower()) for n in ("A", "B")}, created),
     ]
     for label, actors, judge in cases:
         for with_faults in (False, True):
-            t0 = time.perf_counter()
-            result = explore(
-                actors,
-                conn=conn,
-                setup=setup,
-                invariant=judge,
-                budget=args.budget,
-                seed=args.seed,
-                faults=faults if with_faults else None,
+            result, elapsed, verdict = timed_explore(
+                actors, conn, setup, judge, budget=args.budget, seed=args.seed, faults=faults if with_faults else None
             )
-            elapsed = time.perf_counter() - t0
-            verdict = "pass" if result.passed else "FAIL"
             found = f"; found {result.scenario}" if not result.passed else ""
             print(
                 f"{label:<26}{'yes' if with_faults else 'no':<8}{result.strategy:<12}{verdict:<8}"
@@ -373,18 +318,10 @@ def weak_answers(conn: Any, budget: int, faults: list[str]) -> None:
     for label, actor, judge in cases:
         without = 0
         for with_weak in (False, True):
-            t0 = time.perf_counter()
-            result = explore(
-                {"A": actor},
-                conn=conn,
-                setup=setup,
-                invariant=judge,
-                budget=budget,
-                faults=weak if with_weak else faults,
+            result, elapsed, verdict = timed_explore(
+                {"A": actor}, conn, setup, judge, budget=budget, faults=weak if with_weak else faults
             )
-            elapsed = time.perf_counter() - t0
             without = without or result.runs
-            verdict = "pass" if result.passed else "FAIL"
             said = f"found {result.scenario}" if not result.passed else result.guarantee
             ratio = f"{result.runs / without:.1f}x"
             print(

@@ -17,9 +17,10 @@ Asserts only invariants: the counter equals the successes for the conditional op
 
 from __future__ import annotations
 
-import argparse
 import time
 from typing import Any
+
+import common
 
 import labkit
 from labkit.invariants import lost_updates
@@ -92,17 +93,15 @@ def show(label: str, r: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = common.arguments(__doc__)
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--ops", type=int, default=50, help="operations per thread")
-    parser.add_argument("--backend", default="embedded")
     parser.add_argument(
         "--processes", action="store_true", help="also run the concurrent conditional increments as spawned processes"
     )
     args = parser.parse_args()
 
-    conn = labkit.connect(args.backend, table_name="labkit-bench-stress")
-    labkit.ensure_table(conn)
+    conn = common.lab_table(args.backend, "labkit-bench-stress")
     print(conn.describe())
     total = args.threads * args.ops
     try:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
@@ -158,14 +159,15 @@ def make_table(
     stream: bool = False,
     lsi: bool = False,
     name: str | None = None,
+    keys: Sequence[tuple[str, str]] | None = None,
 ) -> str:
-    """A fresh PAY_PER_REQUEST table PK (S) [+ SK (S)] [+ GSI email-index on email (S)] [+ LSI at-index on at (S)]."""
+    """A fresh PAY_PER_REQUEST table PK (S) [+ SK (S)] [+ GSI email-index on email (S)] [+ LSI at-index on at (S)];
+    ``keys`` names other key attributes and their types, the hash key first (``[("id", "N"), ("seq", "N")]``)."""
     name = name or f"labkit-eng-{uuid.uuid4().hex[:10]}"
-    keys = [{"AttributeName": "PK", "KeyType": "HASH"}]
-    attrs = [{"AttributeName": "PK", "AttributeType": "S"}]
-    if range_key:
-        keys.append({"AttributeName": "SK", "KeyType": "RANGE"})
-        attrs.append({"AttributeName": "SK", "AttributeType": "S"})
+    if keys is None:
+        keys = [("PK", "S"), ("SK", "S")] if range_key else [("PK", "S")]
+    schema = [{"AttributeName": a, "KeyType": kind} for (a, _), kind in zip(keys, ("HASH", "RANGE"), strict=False)]
+    attrs = [{"AttributeName": a, "AttributeType": t} for a, t in keys]
     extra: dict[str, Any] = {}
     if gsi:
         attrs.append({"AttributeName": "email", "AttributeType": "S"})
@@ -188,7 +190,7 @@ def make_table(
     if stream:
         extra["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
     client.create_table(
-        TableName=name, KeySchema=keys, AttributeDefinitions=attrs, BillingMode="PAY_PER_REQUEST", **extra
+        TableName=name, KeySchema=schema, AttributeDefinitions=attrs, BillingMode="PAY_PER_REQUEST", **extra
     )
     return name
 
@@ -198,3 +200,46 @@ def scan_all(client: Any, table: str) -> list[dict[str, Any]]:
         client.scan(TableName=table, ConsistentRead=True)["Items"],
         key=lambda i: json.dumps(i, sort_keys=True, default=repr),
     )
+
+
+#: The start of a script that measures the engine's memory in a fresh process: ``engine`` (no HTTP
+#: server), ``call(op, params, weak=None)`` that asserts a 200, ``rss()`` after a collection, and
+#: the table ``mem`` keyed ``PK`` (S). A test adds what it measures and prints it last.
+MEMORY_PRELUDE = (
+    f"AUTH = {AUTH.format(region=REGION)!r}\n"
+    + r"""
+import gc, json, os
+from labkit.embedded import build_engine
+
+engine = build_engine()
+
+def call(op, params, weak=None):
+    headers = {"x-amz-target": "DynamoDB_20120810." + op, "authorization": AUTH}
+    if weak:
+        headers["x-labkit-weak-answer"] = weak
+    status, _, body = engine.handle(headers, json.dumps(params).encode())
+    assert status == 200, body
+
+def rss():
+    gc.collect()
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+call("CreateTable", {"TableName": "mem", "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}],
+                     "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"}],
+                     "BillingMode": "PAY_PER_REQUEST"})
+"""
+)
+
+
+def measure_memory(script: str, **env: str) -> str:
+    """Run :data:`MEMORY_PRELUDE` + ``script`` in a fresh Python with ``env`` added; its last line of output."""
+    out = subprocess.run(
+        [sys.executable, "-c", MEMORY_PRELUDE + script],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **env},
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip().splitlines()[-1]

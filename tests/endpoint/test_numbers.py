@@ -9,12 +9,13 @@ the same item. Over HTTP with boto3 to a real endpoint.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+
+from tests.endpoint.conftest import make_table
 
 LARGEST = "9.9999999999999999999999999999999999999E+125"
 LARGEST_PLAIN = "99999999999999999999999999999999999999" + "0" * 88
@@ -24,16 +25,7 @@ SMALLEST_PLAIN = "0." + "0" * 129 + "1"
 @pytest.fixture
 def table(client: Any) -> Iterator[str]:
     """A table keyed by numbers: id (N) and seq (N)."""
-    name = f"labkit-num-{uuid.uuid4().hex[:10]}"
-    client.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}, {"AttributeName": "seq", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "id", "AttributeType": "N"},
-            {"AttributeName": "seq", "AttributeType": "N"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    name = make_table(client, keys=[("id", "N"), ("seq", "N")])
     yield name
     client.delete_table(TableName=name)
 

@@ -232,15 +232,7 @@ def test_stale_read__after_the_table_is_made_again__keeps_nothing_of_the_old_one
     table = make_table(client)
     _put(client, table, "k", 1)
     client.delete_table(TableName=table)
-    client.create_table(
-        TableName=table,
-        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "PK", "AttributeType": "S"},
-            {"AttributeName": "SK", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    make_table(client, name=table)
     got = weak(asking, WeakAnswer.STALE_READ).get_item(TableName=table, Key=key("k"))
     assert "Item" not in got and echo(got) == "none; no earlier image of what it reads is kept"
 

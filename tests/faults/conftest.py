@@ -11,7 +11,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
+from botocore.config import Config
 
 from labkit import uniqueness as U
 from labkit.backend import Connection
@@ -77,3 +79,23 @@ def serve_with_faults(path: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def plain_table(url: str, table: str, attempts: int | None = None) -> Any:
+    """A plain boto3 client of ``url``, as the AWS CLI makes one (dummy keys, botocore's retries unless
+    ``attempts`` is given), with its table ``table`` keyed PK (S) made first (control plane: never faulted)."""
+    aws = boto3.client(
+        "dynamodb",
+        endpoint_url=url,
+        region_name="us-east-1",
+        aws_access_key_id="x",
+        aws_secret_access_key="x",
+        config=Config(retries={"total_max_attempts": attempts}) if attempts is not None else None,
+    )
+    aws.create_table(
+        TableName=table,
+        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    return aws

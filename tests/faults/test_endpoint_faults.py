@@ -8,9 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from labkit import uniqueness as U
@@ -33,7 +31,7 @@ from labkit.faults import (
     set_endpoint_faults,
 )
 from labkit.operations import WEAK_ANSWER_HEADER
-from tests.faults.conftest import CONFLICT, client, get, item, serve_with_faults
+from tests.faults.conftest import CONFLICT, client, get, item, plain_table, serve_with_faults
 
 # ---------------------------------------------------------------- endpoint rules
 
@@ -226,20 +224,7 @@ def test_serve__faults_file__aws_client_sees_the_faults(tmp_path: Path) -> None:
     assert out.returncode == 2 and "unknown operation 'ListTables'" in out.stderr
     path.write_text(json.dumps({"rules": [{"operation": "GetItem", "error": "ServiceUnavailable"}]}))
     with serve_with_faults(path) as url:
-        aws = boto3.client(
-            "dynamodb",
-            endpoint_url=url,
-            region_name="us-east-1",
-            aws_access_key_id="x",
-            aws_secret_access_key="x",
-            config=Config(retries={"total_max_attempts": 1}),
-        )
-        aws.create_table(
-            TableName="labkit-t",
-            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )  # control plane: never faulted
+        aws = plain_table(url, "labkit-t", attempts=1)
         with pytest.raises(ClientError) as exc:
             aws.get_item(TableName="labkit-t", Key={"PK": {"S": "a"}})
         assert exc.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
@@ -338,19 +323,7 @@ def test_serve__faults_file_with_a_stale_read_rule__a_plain_client_reads_the_ear
     path = tmp_path / "faults.json"
     path.write_text(json.dumps({"rules": [{"operation": "GetItem", "error": "stale-read", "count": 1}]}))
     with serve_with_faults(path) as url:
-        aws = boto3.client(
-            "dynamodb",
-            endpoint_url=url,
-            region_name="us-east-1",
-            aws_access_key_id="x",
-            aws_secret_access_key="x",
-        )
-        aws.create_table(
-            TableName="labkit-orders",
-            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        aws = plain_table(url, "labkit-orders")
         aws.put_item(TableName="labkit-orders", Item={"PK": {"S": "o1"}, "state": {"S": "new"}})
         aws.update_item(
             TableName="labkit-orders",

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pandas as pd
 from botocore.exceptions import ClientError
 
 from labkit.backend import Connection
-from labkit.races import HISTORY_COLUMNS, Interleaving
+from labkit.races import HISTORY_COLUMNS, Interleaving, run_interleaving
 
 KEY = {"PK": {"S": "COUNTER"}, "SK": {"S": "C"}}
 
@@ -61,6 +61,13 @@ def safe_increment(table: str) -> Callable[[Any], int]:
     return actor
 
 
+def race_two(conn: Connection, make: Callable[[str], Callable[[Any], int]], order: Any) -> Interleaving:
+    """Two actors A and B made by ``make`` (e.g. :func:`naive_increment`) run in ``order`` from a counter at 0."""
+    put_counter(conn)
+    actor = make(conn.table_name)
+    return run_interleaving({"A": actor, "B": actor}, order, conn=conn)
+
+
 class StressOp:
     """A picklable op (module-level class): one conditional increment on ``table``."""
 
@@ -109,19 +116,31 @@ def healthy() -> list[dict[str, Any]]:
     ]
 
 
+#: A history row: actor, seq, turn (None: after the forced order), operation, start, end, outcome.
+Row = tuple[str, int, int | None, str, float, float, str]
+
+
+def history_of(rows: Iterable[Row]) -> pd.DataFrame:
+    """A history frame (:data:`HISTORY_COLUMNS`) of ``rows``, all on key "K", none retried."""
+    return pd.DataFrame(
+        [
+            {
+                "actor": a,
+                "seq": s,
+                "turn": t,
+                "operation": op,
+                "key": "K",
+                "start": t0,
+                "end": t1,
+                "outcome": out,
+                "retries": 0,
+            }
+            for a, s, t, op, t0, t1, out in rows
+        ],
+        columns=list(HISTORY_COLUMNS),
+    )
+
+
 def history(*calls: tuple[str, int, str, str, float, float]) -> pd.DataFrame:
-    rows = [
-        {
-            "actor": a,
-            "seq": s,
-            "turn": None,
-            "operation": op,
-            "key": "K",
-            "start": t0,
-            "end": t1,
-            "outcome": out,
-            "retries": 0,
-        }
-        for a, s, op, out, t0, t1 in calls
-    ]
-    return pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
+    """A history frame of ``calls`` (actor, seq, operation, outcome, start, end), none in a turn."""
+    return history_of((a, s, None, op, t0, t1, out) for a, s, op, out, t0, t1 in calls)

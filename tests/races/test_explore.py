@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import itertools
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,74 +15,12 @@ from labkit.races import ExploreConfig, Interleaving, explore, run_interleaving
 from labkit.races.explore import Call, conflicts, count_orders
 from labkit.races.identity import KeySchemas
 from labkit.races.orders import each_order
-
-KEY = {"PK": {"S": "COUNTER"}, "SK": {"S": "C"}}
-Actor = Callable[[Any], Any]
+from tests.races.counters import KEY, Counter
 
 
-def reset(conn: Connection) -> Callable[[], None]:
-    def setup() -> None:
-        client = conn.client
-        for name in "ABC":
-            client.delete_item(TableName=conn.table_name, Key={"PK": {"S": f"AUDIT#{name}"}, "SK": {"S": "A"}})
-        client.put_item(TableName=conn.table_name, Item={**KEY, "n": {"N": "0"}, "v": {"N": "0"}})
-
-    return setup
-
-
-def read(client: Any, table: str) -> tuple[int, int]:
-    item = client.get_item(TableName=table, Key=KEY, ConsistentRead=True)["Item"]
-    return int(item["n"]["N"]), int(item["v"]["N"])
-
-
-def audit(client: Any, table: str, name: str, n: int) -> None:
-    client.put_item(TableName=table, Item={"PK": {"S": f"AUDIT#{name}"}, "SK": {"S": "A"}, "n": {"N": str(n)}})
-
-
-def lost_update(table: str, name: str) -> Actor:
-    """GetItem, PutItem n+1, PutItem its own audit item: three calls, loses updates."""
-
-    def actor(client: Any) -> None:
-        n, v = read(client, table)
-        client.put_item(TableName=table, Item={**KEY, "n": {"N": str(n + 1)}, "v": {"N": str(v)}})
-        audit(client, table, name, n + 1)
-
-    return actor
-
-
-def version_guarded(table: str, name: str) -> Actor:
-    """GetItem, SET n, v = v+1 only if v is what was read, audit: a loser ends with CCF."""
-
-    def actor(client: Any) -> None:
-        n, v = read(client, table)
-        client.update_item(
-            TableName=table,
-            Key=KEY,
-            UpdateExpression="SET n = :n1, v = :v1",
-            ConditionExpression="v = :v",
-            ExpressionAttributeValues={":n1": {"N": str(n + 1)}, ":v1": {"N": str(v + 1)}, ":v": {"N": str(v)}},
-        )
-        audit(client, table, name, n + 1)
-
-    return actor
-
-
-def no_lost_update(conn: Connection) -> Callable[[Interleaving], None]:
-    """The counter equals the number of actors whose update landed (their audit items)."""
-
-    def invariant(res: Interleaving) -> None:
-        n = read(conn.client, conn.table_name)[0]
-        landed = sum(
-            "Item" in conn.client.get_item(TableName=conn.table_name, Key={"PK": {"S": f"AUDIT#{a}"}, "SK": {"S": "A"}})
-            for a in "ABC"
-        )
-        assert n == landed, f"the counter is {n} but {landed} updates landed"
-
-    return invariant
-
-
-def three(make: Callable[[str, str], Actor], table: str) -> dict[str, Actor]:
-    return {name: make(table, name) for name in "ABC"}
+def counter(conn: Connection) -> Counter:
+    """The audited counter (tests/races/counters.py) in the test's PK/SK table."""
+    return Counter.pk_sk(conn.table_name)
 
 
 # ---------------------------------------------------------------- finding and proving
@@ -91,8 +28,13 @@ def three(make: Callable[[str, str], Actor], table: str) -> dict[str, Actor]:
 
 def test_explore__three_by_three_lost_update__found_and_replays_exactly_20_times(tconn: Connection) -> None:
     """The 3x3 lost update is found in a few runs; its counterexample replays it, 20 times in a row."""
-    actors = three(lost_update, tconn.table_name)
-    setup, invariant = reset(tconn), no_lost_update(tconn)
+    c = counter(tconn)
+    actors = c.actors(c.lost_update)
+    invariant = c.invariant(tconn.client)
+
+    def setup() -> None:
+        c.reset(tconn.client)
+
     result = explore(actors, conn=tconn, setup=setup, invariant=invariant)
     assert not result.passed and not result
     assert result.calls == {"A": 3, "B": 3, "C": 3} and result.orders == 1680
@@ -111,8 +53,8 @@ def test_explore__three_by_three_lost_update__found_and_replays_exactly_20_times
 
 def test_explore__version_guarded__dpor_proves_it_in_tens_of_runs(tconn: Connection) -> None:
     """DPOR covers every non-equivalent order of the fixed version in far fewer runs than 1,680."""
-    actors = three(version_guarded, tconn.table_name)
-    result = explore(actors, conn=tconn, setup=reset(tconn), invariant=no_lost_update(tconn), strategy="dpor")
+    c = counter(tconn)
+    result = c.explore(tconn, c.version_guarded, strategy="dpor")
     assert result.passed and result.counterexample is None
     assert result.strategy == "dpor"
     assert result.guarantee == f"all non-equivalent orders explored (DPOR): {result.runs} runs"
@@ -125,21 +67,16 @@ def test_explore__auto__small_actor_sets_are_explored_exhaustively(tconn: Connec
     The actors really have 16: the loser of the version guard ends after two calls, so the orders
     that give it a third turn do not exist (they used to be run anyway, each a repeat of one of the 16).
     """
-    actors = {name: version_guarded(tconn.table_name, name) for name in "AB"}
-    result = explore(actors, conn=tconn, setup=reset(tconn), invariant=no_lost_update(tconn))
+    c = counter(tconn)
+    result = c.explore(tconn, c.version_guarded, "AB")
     assert result.passed and result.orders == 20
     assert (result.strategy, result.runs, result.guarantee) == ("exhaustive", 16, "all 16 orders explored")
 
 
 def test_explore__pct__same_seed_same_counterexample(tconn: Connection) -> None:
     """PCT sampling is seeded: the same seed finds the same counterexample after the same runs."""
-    actors = three(lost_update, tconn.table_name)
-    found = [
-        explore(
-            actors, conn=tconn, setup=reset(tconn), invariant=no_lost_update(tconn), strategy="pct", seed=7, budget=200
-        )
-        for _ in range(2)
-    ]
+    c = counter(tconn)
+    found = [c.explore(tconn, c.lost_update, strategy="pct", seed=7, budget=200) for _ in range(2)]
     assert not found[0].passed
     assert (found[0].counterexample, found[0].runs) == (found[1].counterexample, found[1].runs)
     assert found[0].guarantee == f"counterexample found in run {found[0].runs} (pct)" and found[0].seed == 7
@@ -147,12 +84,10 @@ def test_explore__pct__same_seed_same_counterexample(tconn: Connection) -> None:
 
 def test_explore__pct_passing__guarantee_names_runs_seed_and_depth(tconn: Connection) -> None:
     """A passing sample says what it is: N sampled orders, the seed, the depth."""
-    actors = three(version_guarded, tconn.table_name)
-    result = explore(
-        actors,
-        conn=tconn,
-        setup=reset(tconn),
-        invariant=no_lost_update(tconn),
+    c = counter(tconn)
+    result = c.explore(
+        tconn,
+        c.version_guarded,
         strategy="pct",
         seed=3,
         budget=12,
@@ -176,17 +111,15 @@ def test_count_orders__three_by_three__1680() -> None:
 
 def test_explore__exhaustive_over_budget__refused_with_the_numbers(tconn: Connection) -> None:
     """Asking for exhaustive search of 1,680 orders with a budget of 100 is refused before any run."""
-    actors = three(lost_update, tconn.table_name)
+    c = counter(tconn)
     with pytest.raises(
         ValidationError,
         match=r"3 actors with A: 3 \+ B: 3 \+ C: 3 calls have 1,680 orders, "
         r"more than budget=100",
     ):
-        explore(
-            actors,
-            conn=tconn,
-            setup=reset(tconn),
-            invariant=no_lost_update(tconn),
+        c.explore(
+            tconn,
+            c.lost_update,
             strategy="exhaustive",
             budget=100,
             config=ExploreConfig(calls={"A": 3, "B": 3, "C": 3}),
@@ -195,15 +128,15 @@ def test_explore__exhaustive_over_budget__refused_with_the_numbers(tconn: Connec
 
 def test_explore__dpor_over_budget__refused_with_the_numbers(tconn: Connection) -> None:
     """DPOR that cannot cover every class within the budget says so instead of claiming a proof."""
-    actors = three(version_guarded, tconn.table_name)
+    c = counter(tconn)
     with pytest.raises(ValidationError, match=r"\(1,680 orders\) need more than budget=5 DPOR runs"):
-        explore(actors, conn=tconn, setup=reset(tconn), invariant=no_lost_update(tconn), strategy="dpor", budget=5)
+        c.explore(tconn, c.version_guarded, strategy="dpor", budget=5)
 
 
 def test_explore__auto_over_dpor_share__falls_back_to_sampling_and_says_so(tconn: Connection) -> None:
     """auto gives DPOR half the budget; if that is not enough the rest is sampled, and the guarantee says so."""
-    actors = three(version_guarded, tconn.table_name)
-    result = explore(actors, conn=tconn, setup=reset(tconn), invariant=no_lost_update(tconn), budget=10)
+    c = counter(tconn)
+    result = c.explore(tconn, c.version_guarded, budget=10)
     assert result.passed and result.strategy == "pct" and result.runs == 10
     assert result.guarantee == "5 sampled orders, seed 0, depth 3 (after 5 DPOR runs that did not cover every class)"
 
@@ -211,9 +144,9 @@ def test_explore__auto_over_dpor_share__falls_back_to_sampling_and_says_so(tconn
 @pytest.mark.parametrize("strategy", ["exhaustive", "dpor", "pct"])
 def test_explore__non_deterministic_actor__race_error_names_actor_and_step(tconn: Connection, strategy: str) -> None:
     """An actor whose calls change from run to run under the same order is refused, naming it and the step."""
-    table = tconn.table_name
+    table, c = tconn.table_name, counter(tconn)
     runs = itertools.count()
-    steady = lost_update(table, "A")
+    steady = c.lost_update("A")
 
     def flaky(client: Any) -> None:
         sk = "C" if next(runs) % 2 == 0 else "OTHER"  # state that survives setup()
@@ -229,7 +162,7 @@ def test_explore__non_deterministic_actor__race_error_names_actor_and_step(tconn
         explore(
             {"A": steady, "B": flaky},
             conn=tconn,
-            setup=reset(tconn),
+            setup=lambda: c.reset(tconn.client),
             invariant=lambda res: True,
             config=ExploreConfig(calls={"A": 3, "B": 2}),
             strategy=strategy,
@@ -249,7 +182,7 @@ def test_explore__actor_exceeds_max_calls__race_error_says_raise_max_calls(tconn
         explore(
             {"A": chatty, "B": chatty},
             conn=tconn,
-            setup=reset(tconn),
+            setup=lambda: Counter.pk_sk(table).reset(tconn.client),
             invariant=lambda res: True,
             config=ExploreConfig(calls={"A": 1, "B": 1}, max_calls=2),
         )
@@ -317,15 +250,15 @@ def trace_class(res: Interleaving, schemas: KeySchemas) -> tuple[tuple[tuple[str
 @pytest.mark.slow
 def test_explore__dpor__covers_every_class_exhaustive_search_finds(tconn: Connection) -> None:
     """On 90 orders, DPOR's runs cover exactly the equivalence classes of all 90, in far fewer runs."""
-    table = tconn.table_name
+    table, c = tconn.table_name, counter(tconn)
 
     def rmw(client: Any) -> None:
-        n, v = read(client, table)
+        n, v = c.read(client)
         client.put_item(TableName=table, Item={**KEY, "n": {"N": str(n + 1)}, "v": {"N": str(v)}})
 
     def auditor(client: Any) -> None:
-        audit(client, table, "C", 0)
-        read(client, table)
+        c.audit(client, "C", 0)
+        c.read(client)
 
     actors = {"A": rmw, "B": rmw, "C": auditor}
     schemas = KeySchemas(tconn)
@@ -338,7 +271,7 @@ def test_explore__dpor__covers_every_class_exhaustive_search_finds(tconn: Connec
         result = explore(
             actors,
             conn=tconn,
-            setup=reset(tconn),
+            setup=lambda: c.reset(tconn.client),
             strategy=strategy,
             budget=100,
             invariant=record,

@@ -193,8 +193,8 @@ def test_explore_faults__bad_names__one_error_listing_the_names(tconn: Connectio
         assert ", ".join(EXPLORE_FAULTS) in str(info.value)
 
 
-def test_explore_faults__exhaustive_budget_overflowed__one_error_with_the_numbers(tconn: Connection) -> None:
-    """Faults multiply runs: exhaustive says how many it would need."""
+def over_budget(tconn: Connection, strategy: str, budget: int) -> str:
+    """The error of exploring the pinned sign-ups with FAULTS by ``strategy`` within ``budget`` runs."""
     with pytest.raises(ValidationError) as info:
         explore(
             sign_ups(tconn, True),
@@ -202,10 +202,15 @@ def test_explore_faults__exhaustive_budget_overflowed__one_error_with_the_number
             setup=empty_table(tconn),
             invariant=everyone_created,
             faults=FAULTS,
-            strategy="exhaustive",
-            budget=6,
+            strategy=strategy,
+            budget=budget,
         )
-    assert str(info.value) == (
+    return str(info.value)
+
+
+def test_explore_faults__exhaustive_budget_overflowed__one_error_with_the_numbers(tconn: Connection) -> None:
+    """Faults multiply runs: exhaustive says how many it would need."""
+    assert over_budget(tconn, "exhaustive", 6) == (
         "2 actors with A: 1 + B: 1 calls have 2 orders x 5 fault scenarios (no fault and each of 4 faults "
         "(lose-response, transaction-conflict at 2 call points)) = 10 runs, more than budget=6; use "
         "strategy='dpor' (explores one order per class of equivalent orders) or 'pct' (samples), or raise "
@@ -215,17 +220,6 @@ def test_explore_faults__exhaustive_budget_overflowed__one_error_with_the_number
 
 def test_explore_faults__dpor_budget_overflowed__names_the_scenario_it_reached(tconn: Connection) -> None:
     """DPOR with faults that run out of budget: which scenario of how many, never a silent pass."""
-    with pytest.raises(ValidationError) as info:
-        explore(
-            sign_ups(tconn, True),
-            conn=tconn,
-            setup=empty_table(tconn),
-            invariant=everyone_created,
-            faults=FAULTS,
-            strategy="dpor",
-            budget=3,
-        )
-    assert "need more than budget=3 DPOR runs to cover every non-equivalent order (no fault and each of 4" in str(
-        info.value
-    )
-    assert "the budget ran out in scenario 4 of 5)" in str(info.value)  # one DPOR run per scenario: no conflicts
+    message = over_budget(tconn, "dpor", 3)
+    assert "need more than budget=3 DPOR runs to cover every non-equivalent order (no fault and each of 4" in message
+    assert "the budget ran out in scenario 4 of 5)" in message  # one DPOR run per scenario: no conflicts

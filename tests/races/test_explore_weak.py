@@ -39,17 +39,22 @@ def status_of(conn: Connection, table: str) -> str | None:
     return None if item is None else str(item["status"]["S"])
 
 
+def set_status(client: Any, table: str, status: str) -> None:
+    """UpdateItem the order's status (``status`` is a reserved word: named through ``#s``)."""
+    client.update_item(
+        TableName=table,
+        Key=ORDER,
+        UpdateExpression="SET #s = :s",
+        ExpressionAttributeNames={"#s": "status"},
+        ExpressionAttributeValues={":s": {"S": status}},
+    )
+
+
 def confirm_and_read_back(table: str, *, consistent: bool) -> Any:
     """UpdateItem the order's status, then GetItem it back to answer (the default read: eventually consistent)."""
 
     def actor(client: Any) -> str:
-        client.update_item(
-            TableName=table,
-            Key=ORDER,
-            UpdateExpression="SET #s = :s",
-            ExpressionAttributeNames={"#s": "status"},
-            ExpressionAttributeValues={":s": {"S": "confirmed"}},
-        )
+        set_status(client, table, "confirmed")
         return str(client.get_item(TableName=table, Key=ORDER, ConsistentRead=consistent)["Item"]["status"]["S"])
 
     return actor
@@ -230,13 +235,7 @@ def test_explore__two_actors__the_writer_s_order_and_a_stale_read_both_named(tco
         return "paid" if client.get_item(TableName=table, Key=ORDER)["Item"].get("paid") else "unpaid"
 
     def cancel(client: Any) -> None:
-        client.update_item(
-            TableName=table,
-            Key=ORDER,
-            UpdateExpression="SET #s = :s",
-            ExpressionAttributeNames={"#s": "status"},
-            ExpressionAttributeValues={":s": {"S": "cancelled"}},
-        )
+        set_status(client, table, "cancelled")
 
     def paid_is_seen(res: Interleaving) -> None:
         assert res.results.get("B") == "paid", f"B answered {res.results.get('B')}"

@@ -16,16 +16,22 @@ from labkit.races import (
     parse_order,
     run_interleaving,
 )
-from tests.races.conftest import KEY, conditional_increment, naive_increment, put_counter, read_counter, safe_increment
+from tests.races.conftest import (
+    KEY,
+    conditional_increment,
+    naive_increment,
+    put_counter,
+    race_two,
+    read_counter,
+    safe_increment,
+)
 
 
 def test_run_interleaving__abab_read_modify_write__both_read_zero_and_one_update_is_lost(
     tconn: Connection,
 ) -> None:
     """ABAB: both actors read 0, both write 1; the counter ends at 1, not 2."""
-    put_counter(tconn)
-    actor = naive_increment(tconn.table_name)
-    res = run_interleaving({"A": actor, "B": actor}, "ABAB", conn=tconn)
+    res = race_two(tconn, naive_increment, "ABAB")
     assert res.results == {"A": 1, "B": 1}
     assert res.errors == {}
     assert read_counter(tconn) == 1
@@ -35,9 +41,7 @@ def test_run_interleaving__history__records_every_call_in_the_forced_order(
     tconn: Connection,
 ) -> None:
     """The history has one row per call: actor, seq, turn, operation, key, times, outcome."""
-    put_counter(tconn)
-    actor = naive_increment(tconn.table_name)
-    res = run_interleaving({"A": actor, "B": actor}, "ABBA", conn=tconn)
+    res = race_two(tconn, naive_increment, "ABBA")
     h = res.history
     assert tuple(h.columns) == HISTORY_COLUMNS
     assert list(h["actor"]) == ["A", "B", "B", "A"]
@@ -54,9 +58,7 @@ def test_run_interleaving__history__records_every_call_in_the_forced_order(
 @pytest.mark.parametrize("order", ["ABAB", "A B A B", ["A", "B", "A", "B"], ("A", "B", "A", "B")])
 def test_run_interleaving__order_spellings__are_the_same_order(tconn: Connection, order: Any) -> None:
     """ "ABAB", "A B A B" and ["A","B","A","B"] all mean the same four turns."""
-    put_counter(tconn)
-    actor = naive_increment(tconn.table_name)
-    res = run_interleaving({"A": actor, "B": actor}, order, conn=tconn)
+    res = race_two(tconn, naive_increment, order)
     assert res.order == ("A", "B", "A", "B")
     assert list(res.history["actor"]) == ["A", "B", "A", "B"]
 
@@ -65,9 +67,7 @@ def test_run_interleaving__conditional_update_loses__records_the_failure_then_re
     tconn: Connection,
 ) -> None:
     """ABAB with conditional updates: B's update fails, B re-reads and retries after the order."""
-    put_counter(tconn)
-    actor = safe_increment(tconn.table_name)
-    res = run_interleaving({"A": actor, "B": actor}, "ABAB", conn=tconn)
+    res = race_two(tconn, safe_increment, "ABAB")
     h = res.history
     assert list(h["outcome"])[:4] == ["ok", "ok", "ok", "ConditionalCheckFailedException"]
     assert list(h["turn"].isna())[4:] == [True, True]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -28,50 +26,12 @@ from labkit.plots import (  # noqa: E402
     sweep_plot,
     timeline,
 )
-from labkit.races import HISTORY_COLUMNS, Interleaving, run_interleaving  # noqa: E402
-
-KEY = {"PK": {"S": "COUNTER"}, "SK": {"S": "C"}}
+from tests.races.conftest import Row, history_of, naive_increment, race_two  # noqa: E402
 
 
 def bars(fig: Figure) -> list[Rectangle]:
     ax = fig.axes[0]
     return [p for c in ax.containers for p in c]
-
-
-def rmw_race(tconn: Connection, order: str) -> Interleaving:
-    table = tconn.table_name
-    tconn.client.put_item(TableName=table, Item={**KEY, "n": {"N": "0"}})
-
-    def rmw(client: Any) -> None:
-        n = int(client.get_item(TableName=table, Key=KEY, ConsistentRead=True)["Item"]["n"]["N"])
-        client.put_item(TableName=table, Item={**KEY, "n": {"N": str(n + 1)}})
-
-    return run_interleaving({"A": rmw, "B": rmw}, order, conn=tconn)
-
-
-#: A history row as these tests write it: (actor, seq, turn, operation, start, end, outcome).
-Row = tuple[str, int, int | None, str, float, float, str]
-
-
-def history_of(rows: list[Row]) -> pd.DataFrame:
-    """A history frame (:data:`HISTORY_COLUMNS`) of ``rows``, all on key "K", none retried."""
-    return pd.DataFrame(
-        [
-            {
-                "actor": a,
-                "seq": s,
-                "turn": t,
-                "operation": op,
-                "key": "K",
-                "start": t0,
-                "end": t1,
-                "outcome": out,
-                "retries": 0,
-            }
-            for a, s, t, op, t0, t1, out in rows
-        ],
-        columns=list(HISTORY_COLUMNS),
-    )
 
 
 def fake_history() -> pd.DataFrame:
@@ -89,7 +49,7 @@ def test_timeline__abab_race__two_lanes_four_bars_stale_read_and_overwrite_marke
     tconn: Connection,
 ) -> None:
     """A forced ABAB lost update draws 2 lanes, 4 bars, and marks B's stale read and overwrite."""
-    res = rmw_race(tconn, "ABAB")
+    res = race_two(tconn, naive_increment, "ABAB")
     fig = timeline(res)
     ax = fig.axes[0]
     assert isinstance(fig, Figure)
@@ -105,7 +65,7 @@ def test_timeline__abab_race__two_lanes_four_bars_stale_read_and_overwrite_marke
 
 def test_timeline__serial_order__marks_nothing(tconn: Connection) -> None:
     """AABB loses nothing, so nothing is marked."""
-    fig = timeline(rmw_race(tconn, "AABB"))
+    fig = timeline(race_two(tconn, naive_increment, "AABB"))
     assert len(bars(fig)) == 4
     assert not any(b.get_hatch() for b in bars(fig))
 

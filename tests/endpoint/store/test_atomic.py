@@ -16,6 +16,8 @@ from labkit.backend import Connection
 from tests.endpoint.conftest import count_items, error_code, key
 
 ROUNDS = 3
+#: Each race test runs ROUNDS times: round 0 in the fast loop, the repeats among the slow checks.
+REPEATED = pytest.mark.parametrize("round_", [0, *(pytest.param(n, marks=pytest.mark.slow) for n in range(1, ROUNDS))])
 THREADS = 16
 
 
@@ -28,10 +30,7 @@ def _run_threads(target: Callable[[int], None], n: int = THREADS) -> None:
     assert not any(t.is_alive() for t in threads), "a worker thread hung"
 
 
-@pytest.mark.parametrize(
-    "round_",
-    [0, *(pytest.param(n, marks=pytest.mark.slow) for n in range(1, ROUNDS))],  # repeats: slow
-)
+@REPEATED
 def test_atomic__16_threads_conditional_increments__final_value_equals_successes(
     lab: Connection, racy: None, round_: int
 ) -> None:
@@ -70,10 +69,7 @@ def test_atomic__16_threads_conditional_increments__final_value_equals_successes
     assert sum(conflicts) > 0, "no conflicting update happened: the race was not exercised"
 
 
-@pytest.mark.parametrize(
-    "round_",
-    [0, *(pytest.param(n, marks=pytest.mark.slow) for n in range(1, ROUNDS))],  # repeats: slow
-)
+@REPEATED
 def test_atomic__16_concurrent_registrations_of_one_email__exactly_one_winner_no_leftovers(
     lab: Connection, racy: None, round_: int
 ) -> None:

@@ -6,8 +6,6 @@ a stale answer is one the store really had (checked against the answers recorded
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,7 @@ from labkit.endpoint.store import durable
 from labkit.endpoint.store.changes import Change, Commit
 from labkit.endpoint.store.history import STEPS, ImageHistory, Scope, key_text
 from labkit.operations import WEAK_ANSWER_HEADER
-from tests.endpoint.conftest import FUZZ, engine_headers, key, make_table, raw_client
+from tests.endpoint.conftest import FUZZ, engine_headers, key, make_table, measure_memory, raw_client
 
 ACCOUNT, REGION = "123456789012", "us-east-1"
 ECHO = WEAK_ANSWER_HEADER.lower()
@@ -97,29 +95,9 @@ def test_history__forget__drops_an_account_and_regions_changes_only() -> None:
 
 # memory, measured in a fresh process ------------------------------------------------------------
 
+#: After the prelude (tests/endpoint/conftest.py): N updates of one item, a stale read every tenth.
 MEMORY = r"""
-import gc, json, os
-from labkit.embedded import build_engine
-
-AUTH = "AWS4-HMAC-SHA256 Credential=labkit/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
-engine = build_engine()
 assert engine.history is not None
-
-def call(op, params, weak=None):
-    headers = {"x-amz-target": "DynamoDB_20120810." + op, "authorization": AUTH}
-    if weak:
-        headers["x-labkit-weak-answer"] = weak
-    status, _, body = engine.handle(headers, json.dumps(params).encode())
-    assert status == 200, body
-
-def rss():
-    gc.collect()
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-call("CreateTable", {"TableName": "mem", "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}],
-                     "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"}],
-                     "BillingMode": "PAY_PER_REQUEST"})
 def update(n):
     pk = "one"
     call("UpdateItem", {"TableName": "mem", "Key": {"PK": {"S": pk}}, "UpdateExpression": "SET n = :n, padding = :pad",
@@ -136,17 +114,7 @@ print(json.dumps({"growth": rss() - before, "kept": len(engine.history), "bytes"
 
 
 def _measured(n: int) -> dict[str, int]:
-    import os
-
-    out = subprocess.run(
-        [sys.executable, "-c", MEMORY],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "N": str(n)},
-    )
-    assert out.returncode == 0, out.stderr
-    found: dict[str, int] = json.loads(out.stdout.strip().splitlines()[-1])
+    found: dict[str, int] = json.loads(measure_memory(MEMORY, N=str(n)))
     return found
 
 

@@ -4,22 +4,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import boto3
 from moto import mock_aws
 
 from labkit.embedded import start_endpoint
 from tests.endpoint.conftest import make_table, raw_client
-
-
-def _moto_table(client: Any, name: str) -> None:
-    client.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
 
 
 def test_lab_table__survives_a_mock_aws_block__and_mock_aws_tables_stay_in_moto() -> None:
@@ -33,7 +22,7 @@ def test_lab_table__survives_a_mock_aws_block__and_mock_aws_tables_stay_in_moto(
         stream_arn = client.describe_table(TableName=table)["Table"]["LatestStreamArn"]
         with mock_aws():
             mocked = boto3.client("dynamodb", region_name="us-east-1")
-            _moto_table(mocked, "moto-only")
+            make_table(mocked, range_key=False, name="moto-only")
             assert mocked.list_tables()["TableNames"] == ["moto-only"]
         assert "moto-only" not in client.list_tables()["TableNames"]
         assert table in client.list_tables()["TableNames"]

@@ -2,31 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
+from tests.endpoint.conftest import measure_memory
+
+#: After the prelude: with BIG, 300 puts of a 390 KB item to one key, then delete it; else N ADDs to one item.
 SCRIPT = r"""
-import gc, json, os
-from labkit.embedded import build_engine
-
-AUTH = "AWS4-HMAC-SHA256 Credential=labkit/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
-engine = build_engine()
-
-def call(op, params):
-    status, _, body = engine.handle({"x-amz-target": "DynamoDB_20120810." + op, "authorization": AUTH},
-                                    json.dumps(params).encode())
-    assert status == 200, body
-
-def rss():
-    gc.collect()
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-call("CreateTable", {"TableName": "mem", "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}],
-                     "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"}],
-                     "BillingMode": "PAY_PER_REQUEST"})
 if os.environ.get("BIG"):  # 300 puts of a 390 KB item to one key, then delete it
     put = {"TableName": "mem", "Item": {"PK": {"S": "big"}, "d": {"S": "x" * 390_000}}}
     call("PutItem", put)
@@ -48,17 +29,7 @@ print(rss() - before)
 
 
 def _growth(n: int, **env: str) -> int:
-    out = subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600, env={**_env(), "N": str(n), **env}
-    )
-    assert out.returncode == 0, out.stderr
-    return int(out.stdout.strip())
-
-
-def _env() -> dict[str, str]:
-    import os
-
-    return dict(os.environ)
+    return int(measure_memory(SCRIPT, N=str(n), **env))
 
 
 @pytest.mark.slow
