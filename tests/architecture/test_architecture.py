@@ -24,6 +24,7 @@ rooms of labkit/endpoint/ (:data:`ROOMS`) are layered the same way (:data:`ROOM_
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
@@ -283,19 +284,23 @@ def in_wing(modules_: Iterable[str], *wings: str) -> list[str]:
     return sorted(m for m in modules_ if any(m == f"labkit.{w}" or m.startswith(f"labkit.{w}.") for w in wings))
 
 
-GRAPH = import_graph()
+@functools.cache
+def graph() -> dict[str, set[str]]:
+    """labkit's import graph, parsed once, when a test first asks (not at collection: every xdist worker
+    collects this module, one runs it)."""
+    return import_graph()
 
 
 # --- the rules ---------------------------------------------------------------------------------
 def test_import_graph__no_cycle() -> None:
     """No import cycle anywhere in labkit/ (module- and function-level imports, not TYPE_CHECKING)."""
-    found = [" -> ".join(c) for c in cycles(GRAPH)]
+    found = [" -> ".join(c) for c in cycles(graph())]
     assert not found, "import cycle(s) in labkit/: " + "; ".join(found)
 
 
 def test_layers__every_module_in_exactly_one_layer() -> None:
     """A new module must be placed in a layer (and docs/architecture.md) before it can land."""
-    assert [m for m in GRAPH if layer_of(m) == "?"] == []
+    assert [m for m in graph() if layer_of(m) == "?"] == []
     members = [m for layer in LAYERS.values() for m in layer]
     assert len(members) == len(set(members))
 
@@ -304,7 +309,7 @@ def test_layers__each_import_goes_to_an_allowed_layer() -> None:
     """A layer imports only the layers below it that MAY_IMPORT lists (and the one UPWARD edge)."""
     bad = [
         f"{a} ({layer_of(a)}) -> {b} ({layer_of(b)})"
-        for a, targets in sorted(GRAPH.items())
+        for a, targets in sorted(graph().items())
         for b in sorted(targets)
         if layer_of(b) not in MAY_IMPORT[layer_of(a)] and (a, b) not in UPWARD
     ]
@@ -313,7 +318,7 @@ def test_layers__each_import_goes_to_an_allowed_layer() -> None:
 
 def test_rooms__every_engine_module_in_exactly_one_room() -> None:
     """A new module of labkit/endpoint/ must be placed in a room (and docs/architecture.md) before it can land."""
-    engine = [m for m in GRAPH if layer_of(m) == "engine core"]
+    engine = [m for m in graph() if layer_of(m) == "engine core"]
     assert [m for m in engine if room_of(m) == "?"] == []
     members = [m for room in ROOMS.values() for m in room]
     assert len(members) == len(set(members))
@@ -324,7 +329,7 @@ def test_rooms__each_engine_import_goes_to_an_allowed_room() -> None:
     store know no operation, the operations' modules are loaded by the engine alone."""
     bad = [
         f"{a} ({room_of(a)}) -> {b} ({room_of(b)})"
-        for a, targets in sorted(GRAPH.items())
+        for a, targets in sorted(graph().items())
         if layer_of(a) == "engine core"
         for b in sorted(targets)
         if layer_of(b) == "engine core" and room_of(b) not in ROOM_MAY_IMPORT[room_of(a)]
@@ -337,34 +342,34 @@ def test_upward_edge__floor_reaches_the_composition_root_lazily_only() -> None:
     so the edge cannot close a cycle, and `import labkit.backend` does not load the engine."""
     for a, b in UPWARD:
         assert edges_of(a)[b] is True, f"{a} imports {b} at module level"
-        assert a not in reachable(GRAPH, [b])
+        assert a not in reachable(graph(), [b])
 
 
 def test_engine_core__imports_no_plugin() -> None:
     """labkit/endpoint/ reaches nothing but itself and the floor: no throughput, faults, storms,
     composition root, race lab or lesson — not even inside a function."""
-    core = [m for m in GRAPH if layer_of(m) == "engine core"]
+    core = [m for m in graph() if layer_of(m) == "engine core"]
     wings = ("throughput", "faults", "storms", "embedded", "races", *LESSONS, "counter", "exercises")
-    assert in_wing(reachable(GRAPH, core), *wings) == []
+    assert in_wing(reachable(graph(), core), *wings) == []
 
 
 def test_floor__imports_no_wing() -> None:
     """The shared floor reaches no race lab, engine, lesson, faults or exercises (but for UPWARD)."""
-    floor = [m for m in GRAPH if layer_of(m) == "floor"]
+    floor = [m for m in graph() if layer_of(m) == "floor"]
     wings = ("races", "endpoint", *LESSONS, "faults", "exercises", "throughput", "embedded")
-    assert in_wing(reachable(GRAPH, floor, skip=UPWARD), *wings) == []
+    assert in_wing(reachable(graph(), floor, skip=UPWARD), *wings) == []
 
 
 def test_engine_plugins__reach_no_engine() -> None:
     """throughput and faults talk to the engine through labkit.engine_hooks, never by import."""
-    plugins = [m for m in GRAPH if layer_of(m) == "engine plug-ins"]
-    assert in_wing(reachable(GRAPH, plugins), "endpoint", "embedded") == []
+    plugins = [m for m in graph() if layer_of(m) == "engine plug-ins"]
+    assert in_wing(reachable(graph(), plugins), "endpoint", "embedded") == []
 
 
 @pytest.mark.parametrize("module", FAULTS_CLIENT)
 def test_faults_client_side__imports_no_engine(module: str) -> None:
     """Fault notation, race-lab injection, rules and the control client never load the engine."""
-    reached = reachable(GRAPH, [f"labkit.faults.{module}"])
+    reached = reachable(graph(), [f"labkit.faults.{module}"])
     assert in_wing(reached, "endpoint", "embedded", "faults.injector") == []
 
 
@@ -373,13 +378,13 @@ def test_lesson__imports__never_the_race_lab_or_another_lesson(path: Path) -> No
     """A lesson stands on the floor only: no labkit.races, no other lesson."""
     name = module_name(path)
     own = name.split(".")[1]
-    assert in_wing(GRAPH[name], "races", *(w for w in (*LESSONS, "counter") if w != own)) == []
+    assert in_wing(graph()[name], "races", *(w for w in (*LESSONS, "counter") if w != own)) == []
 
 
 @pytest.mark.parametrize("path", [p for n, p in modules().items() if layer_of(n) == "race lab"], ids=str)
 def test_race_lab__imports__never_a_lesson(path: Path) -> None:
     """The race lab works on any actor: it imports no lesson."""
-    assert in_wing(GRAPH[module_name(path)], *LESSONS, "counter") == []
+    assert in_wing(graph()[module_name(path)], *LESSONS, "counter") == []
 
 
 def test_moto__imported_only_by_the_engine() -> None:
