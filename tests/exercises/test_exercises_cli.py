@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,8 +31,13 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_labkit_exercises__all_reference_solutions_pass__prints_a_row_each_and_exits_0() -> None:
-    """The real command, in a fresh process: one PASSED row per exercise, the ready line, exit 0."""
+    """The real command, in a fresh process: one PASSED row per exercise, the ready line, exit 0.
+
+    In the slow checks (it checks all three exercises again, about 6 s of CPU): in the fast loop the
+    command's main runs every check in-process (test_labkit_exercises__a_reference_fails__...), and nbval
+    runs each solution notebook's check."""
     done = _run()
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
@@ -62,6 +68,8 @@ def test_labkit_exercises__a_reference_fails__names_it_and_exits_1(
     out, err = capsys.readouterr()
     assert "raise-limit      FAILED" in out
     assert "raised RuntimeError: broken on this laptop" in out
+    rows = dict(re.findall(r"^([a-z-]+) +(PASSED|FAILED) ", out, flags=re.M))
+    assert rows == {"raise-limit": "FAILED", "unique-sign-up": "PASSED", "change-email": "PASSED"}  # really checked
     assert err.startswith("1 of 3 exercises FAILED on this machine (raise-limit)")
 
 
