@@ -9,9 +9,12 @@ any inner run imports them.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -75,3 +78,54 @@ def inner(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.
 def run_inner(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     """The inner pytest, in process, with the labkit plugin and no cache."""
     return pytester.runpytest("-p", "labkit.pytest_plugin", "-p", "no:cacheprovider", *args)
+
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "ci.md"
+
+
+def doc_block(first_line: str) -> str:
+    """The ```python block of docs/ci.md whose first line is ``first_line``."""
+    for block in re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S):
+        if block.startswith(first_line + "\n"):
+            return str(block)
+    raise AssertionError(f"docs/ci.md has no python block starting with {first_line!r}")
+
+
+def failure_sections(out: str) -> dict[str, str]:
+    """pytest's report of each failed test, by test id (the ``____ test_id ____`` headers).
+
+    Counted per test, not per printed line: with ``CI`` set (as on every CI runner) pytest stops
+    truncating assertion explanations and prints a failure's message a second time.
+    """
+    parts = re.split(r"^_+ (\S+) _+$", out.split("= short test summary info =")[0], flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+@dataclass(frozen=True)
+class Session:
+    """One pytest run of a team's folder: each test's outcome (from its JUnit XML: by its module's dotted
+    name and the test's name), each failure's report (by test id) and everything it printed."""
+
+    outcomes: dict[tuple[str, str], str]
+    failures: dict[str, str]
+    log: str
+
+    def of(self, module: str) -> dict[str, str]:
+        """The outcomes of one test module's tests, by test name; ``module`` as JUnit names it (dotted
+        from the folder pytest ran in: ``test_moto``, ``tests.test_cart_races``)."""
+        return {test: outcome for (where, test), outcome in self.outcomes.items() if where == module}
+
+
+def run_team(folder: Path, *args: str) -> Session:
+    """ONE plain pytest in ``folder`` (:func:`run_pytest_in`: a clean runner's environment). Several
+    scenarios share a run where their modules share no state: each pytest start costs seconds of imports."""
+    report = folder.parent / f"{folder.name}-report.xml"
+    done = run_pytest_in(folder, *args, f"--junitxml={report}")
+    outcomes: dict[tuple[str, str], str] = {}
+    for case in ElementTree.parse(report).getroot().iter("testcase"):
+        failed = case.find("failure") is not None or case.find("error") is not None
+        skipped = case.find("skipped") is not None
+        outcomes[(str(case.get("classname")), str(case.get("name")))] = (
+            "failed" if failed else "skipped" if skipped else "passed"
+        )
+    return Session(outcomes, failure_sections(done.stdout), done.stdout + done.stderr)

@@ -1,7 +1,7 @@
 """The pytest plugin routes each labkit test's DynamoDB calls to the lab, leaves the others alone, cleans up.
 
-The tests a team lives run in a subprocess: docs/ci.md's example test modules, or a team's moto
-test, race test and plain test, copied into an EMPTY folder and run with a plain ``python -m
+The tests a team lives run in a subprocess: a team's moto test, race test and plain test (docs/ci.md's
+example modules: test_docs_examples.py), copied into an EMPTY folder and run with a plain ``python -m
 pytest``, every AWS_* and LABKIT_* variable removed and HOME empty, as on a clean CI runner; the
 plugin loads through its installed entry point. The others run pytest in-process (pytester) with
 the plugin named by ``-p``.
@@ -11,83 +11,15 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from xml.etree import ElementTree
 
 import pytest
 
 from labkit.backend import Connection
 from labkit.pytest_plugin import ENV_ROUTED, choose_backend, user_endpoint
-from tests.plugin.conftest import run_inner, run_pytest_in
+from tests.plugin.conftest import Session, run_inner, run_pytest_in, run_team
 
 pytest_plugins = ["pytester"]
-
-ROOT = Path(__file__).resolve().parents[2]
-DOC = ROOT / "docs" / "ci.md"
-
-
-def doc_block(first_line: str) -> str:
-    """The ```python block of docs/ci.md whose first line is ``first_line``."""
-    for block in re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S):
-        if block.startswith(first_line + "\n"):
-            return str(block)
-    raise AssertionError(f"docs/ci.md has no python block starting with {first_line!r}")
-
-
-def failure_sections(out: str) -> dict[str, str]:
-    """pytest's report of each failed test, by test id (the ``____ test_id ____`` headers).
-
-    Counted per test, not per printed line: with ``CI`` set (as on every CI runner) pytest stops
-    truncating assertion explanations and prints a failure's message a second time.
-    """
-    parts = re.split(r"^_+ (\S+) _+$", out.split("= short test summary info =")[0], flags=re.M)
-    return dict(zip(parts[1::2], parts[2::2], strict=True))
-
-
-def team_folder(tmp_path: Path) -> Path:
-    """An empty folder holding only docs/ci.md's three example test modules."""
-    folder = tmp_path / "team"
-    (folder / "tests").mkdir(parents=True)
-    for name in ("test_cart_races.py", "test_wallet_races.py", "test_sign_up_retries.py"):
-        (folder / "tests" / name).write_text(doc_block(f"# tests/{name}"))
-    return folder
-
-
-def test_empty_folder_no_aws_variables__resource_and_pynamodb_races_found_and_fixes_pass(tmp_path: Path) -> None:
-    """docs/ci.md's cart (module-level boto3 resource), wallet (PynamoDB, no host) and sign-up (faults)
-    tests, their xfail marks off: the read-modify-write and new-token versions fail with a replayable
-    order (and fault), the ADD, versioned and pinned-token versions pass."""
-    found = run_pytest_in(team_folder(tmp_path), "-q", "--runxfail")
-    out = found.stdout
-    assert found.returncode == 1, out + found.stderr
-    assert "3 failed, 3 passed" in out
-    assert re.search(r"FAILED after \d+ run\(s\) \(exhaustive\): the cart holds [12] items, expected 3", out)
-    assert re.search(r"FAILED after \d+ run\(s\) \(exhaustive\): balance (10|20), expected 30", out)
-    failures = failure_sections(out)
-    assert sorted(failures) == [
-        "test_sign_ups_with_lost_answers__everyone_is_created[False]",
-        "test_two_deposits_at_once__both_land[Wallet-deposit]",
-        "test_two_tabs_add_to_one_cart__both_adds_land[add_to_cart_read_modify_write]",
-    ]
-    for name, section in failures.items():
-        if not name.startswith("test_sign_ups"):
-            assert re.search(r"replay: run_interleaving\(actors, '[AB] [AB] [AB] [AB]', conn=conn\)", section), section
-    assert re.search(
-        r"FAILED after 3 run\(s\) \(exhaustive\) in 'A A B' with A1: lose-response: sign-ups answered "
-        r"\[\('A', 'email taken'\), \('B', 'created'\)\]",
-        out,
-    )
-    assert re.search(r"replay: run_interleaving\(actors, 'A A B', conn=conn, faults=\['A1: lose-response'\]\)", out)
-
-
-@pytest.mark.slow
-def test_empty_folder__docs_examples_as_written__pass_with_the_races_as_xfail(tmp_path: Path) -> None:
-    """Copied as they stand in docs/ci.md (xfail marks on the broken versions), the examples pass."""
-    as_written = run_pytest_in(team_folder(tmp_path), "-q", "-rx")
-    assert as_written.returncode == 0, as_written.stdout + as_written.stderr
-    assert "3 passed, 3 xfailed" in as_written.stdout
-
 
 # --------------------------------------------------------------- a team's suite: moto, races, plain tests
 
@@ -327,15 +259,6 @@ def test_foreign(labkit_conn):
 """
 
 
-@dataclass(frozen=True)
-class Session:
-    """One pytest run of a team's folder: each test's outcome (from its JUnit XML) and report."""
-
-    outcomes: dict[str, str]
-    failures: dict[str, str]
-    log: str
-
-
 @pytest.fixture(scope="module")
 def team_session(tmp_path_factory: pytest.TempPathFactory) -> Session:
     """Three scenarios a team meets, as three test modules of one folder run by ONE plain pytest (each
@@ -349,22 +272,13 @@ def team_session(tmp_path_factory: pytest.TempPathFactory) -> Session:
         ("test_foreign", FOREIGN_ENDPOINT),
     ):
         (folder / f"{name}.py").write_text(text)
-    report = folder.parent / "report.xml"
-    done = run_pytest_in(folder, "-q", f"--junitxml={report}")
-    outcomes: dict[str, str] = {}
-    for case in ElementTree.parse(report).getroot().iter("testcase"):
-        failed = case.find("failure") is not None or case.find("error") is not None
-        outcomes[f"{case.get('classname')}.{case.get('name')}"] = "failed" if failed else "passed"
-    return Session(outcomes, failure_sections(done.stdout), done.stdout + done.stderr)
+    return run_team(folder, "-q")
 
 
 def test_moto_mock_active_in_a_labkit_test__one_clear_error__only_there(team_session: Session) -> None:
     """mock_aws in a test that uses labkit_conn fails saying why; the plain moto test beside it passes."""
     s = team_session
-    assert {k: v for k, v in s.outcomes.items() if k.startswith("test_moto.")} == {
-        "test_moto.test_mocked_and_routed": "failed",
-        "test_moto.test_mocked_only": "passed",
-    }, s.log
+    assert s.of("test_moto") == {"test_mocked_and_routed": "failed", "test_mocked_only": "passed"}, s.log
     assert (
         "ConfigurationError: moto's mock_aws is active in a test that labkit routes (it uses labkit_conn): "
         "labkit sends its DynamoDB calls to http://127.0.0.1:"
@@ -377,17 +291,13 @@ def test_labkit_test__dummy_credentials_and_region_only_when_none__signed_for_th
     its routed calls are signed with labkit's dummy key for the lab's host; a client with keys of its own
     signs with them; the plain tests before and after see no region and no credentials."""
     s = team_session
-    assert {k: v for k, v in s.outcomes.items() if k.startswith("test_creds.")} == {
-        "test_creds.test_before": "passed",
-        "test_creds.test_routed": "passed",
-        "test_creds.test_after": "passed",
-    }, s.log
+    assert s.of("test_creds") == {"test_before": "passed", "test_routed": "passed", "test_after": "passed"}, s.log
 
 
 def test_labkit_test__a_client_with_its_own_foreign_endpoint__refused_in_an_actor(team_session: Session) -> None:
     """Inside a labkit test a client given its own endpoint_url is not rerouted; the race lab refuses it."""
     s = team_session
-    assert s.outcomes["test_foreign.test_foreign"] == "failed", s.log
+    assert s.of("test_foreign") == {"test_foreign": "failed"}, s.log
     assert (
         "actor 'A' made a DynamoDB call (ListTables) on a client whose endpoint is http://127.0.0.1:9, not the lab's"
     ) in s.failures["test_foreign"]
