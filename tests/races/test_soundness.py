@@ -11,9 +11,10 @@ scenario for scenario; two hand-written programs stand for what the weak answers
 ``WIDEN``).
 
 Hypothesis, derandomized: ten small programs in the fast loop (8, and 2 with faults, beside the two
-kept examples: the README's test command stays within its time); the ``slow`` checks (``.ci/run``) run ``LABKIT_SOUNDNESS_EXAMPLES``
-(default 40: ``.ci/run`` keeps its 20 minutes) larger ones, and a third as many with faults; the
-workflow's nightly ``soundness`` job runs 3,000 (``LABKIT_SOUNDNESS_EXAMPLES=3000``).
+kept examples: the README's test command stays within its time); the ``slow`` checks run
+``LABKIT_SOUNDNESS_EXAMPLES`` (default 40: ``.ci/run`` keeps its 20 minutes) larger ones, and a third
+as many with faults; the workflow's nightly ``soundness`` job runs 3,000
+(``LABKIT_SOUNDNESS_EXAMPLES=3000``).
 """
 
 from __future__ import annotations
