@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import ValidationError
-from .races.replay import add_listener, remove_listener, to_dict
+from .races.explore import add_listener, remove_listener
 
 if TYPE_CHECKING:
     from .races import Exploration
@@ -39,7 +39,7 @@ def write_artifacts(result: Exploration, directory: str | Path, stem: str) -> li
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     name = artifact_stem(stem)
-    data = to_dict(result)
+    data = result.replay_data()
     written: list[Path] = []
     png = folder / f"{name}.timeline.png"
     try:

@@ -44,20 +44,20 @@ sweeps); then :func:`explore`: ``calls`` (an explored run's calls, conflicts, an
 ``OrderRunner`` protocol), ``runner`` (the one place an explored schedule runs) and
 ``strategies`` (the ``Strategy`` protocol: exhaustive, DPOR, PCT) — the last two never import
 each other — ``scenarios`` (the faults explore places at each call point), ``shrink`` (the
-smallest counterexample), ``replay`` (replay files, listeners) and ``explore`` (composes the
-portfolio, builds the verdict). The interception point itself is on the floor
-(:mod:`labkit.intercept`). The race lab imports no lesson; lessons import nothing from here.
+smallest counterexample), ``replay`` (reading replay files) and ``explore`` (composes the
+portfolio, builds the verdict, writes its replay file, tells the listeners). The interception point
+itself is on the floor (:mod:`labkit.intercept`). The race lab imports no lesson; lessons import nothing from here.
 """
 
 from __future__ import annotations
 
 from ..errors import error_code
-from .explore import Exploration, ExploreConfig, explore
+from .explore import Exploration, ExploreConfig, add_listener, explore, remove_listener
 from .history import HISTORY_COLUMNS
 from .interleave import Interleaving, parse_order, run_interleaving
 from .keys import call_key
 from .orders import all_interleavings, count_calls, count_orders, interleavings
-from .replay import Replay, add_listener, load, remove_listener
+from .replay import Replay, load
 from .stress import STRESS_COLUMNS, stress, sweep
 
 __all__ = [

@@ -1,22 +1,27 @@
 """Who goes next in a forced run: the :class:`Chooser` contract, and the order ``run_interleaving`` was given.
 
 A run (:class:`~labkit.races.gate.GatedRun`) asks its chooser whenever a task waits or ends, and tells
-it when every task stands still (``quiet``); explore's strategies are choosers too.
+it when every task stands still (``quiet``); explore's strategies are choosers too. A chooser sees the
+run as a :class:`RunView` (its tasks), so this module does not import the gate that calls it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from ..errors import RaceError, error_code
 from .tasks import BLOCKED, DONE, Task
 
-if TYPE_CHECKING:
-    from .gate import GatedRun
-
 #: A chooser's answer that ends the forced order: every call from then on runs ungated.
 FREE = "\0free"
+
+
+class RunView(Protocol):
+    """What a chooser reads of the run asking it (:class:`~labkit.races.gate.GatedRun`): its tasks by name."""
+
+    @property
+    def tasks(self) -> Mapping[str, Task]: ...
 
 
 class Chooser(Protocol):
@@ -26,19 +31,19 @@ class Chooser(Protocol):
     one task may be granted as soon as that task waits.
     """
 
-    def choose(self, run: GatedRun, waiting: Mapping[str, Task], quiet: bool) -> str | None:
+    def choose(self, run: RunView, waiting: Mapping[str, Task], quiet: bool) -> str | None:
         """A waiting task's name; None to wait (for quiet, or a task not waiting yet); :data:`FREE`."""
         ...
 
-    def expected(self, run: GatedRun) -> str | None:
+    def expected(self, run: RunView) -> str | None:
         """The task whose turn it is (for messages), or None."""
         ...
 
-    def describe(self, run: GatedRun) -> str:
+    def describe(self, run: RunView) -> str:
         """The order and the turns taken so far (for messages)."""
         ...
 
-    def check_end(self, run: GatedRun) -> RaceError | None:
+    def check_end(self, run: RunView) -> RaceError | None:
         """Once every actor is done: the error for turns never taken (strict), else None."""
         ...
 
@@ -62,7 +67,7 @@ class OrderChooser:
         self.then = then
         self.taken: list[str] = []
 
-    def choose(self, run: GatedRun, waiting: Mapping[str, Task], quiet: bool) -> str | None:
+    def choose(self, run: RunView, waiting: Mapping[str, Task], quiet: bool) -> str | None:
         while self.order:
             name = self.order[0]
             if name in waiting:
@@ -108,14 +113,14 @@ class OrderChooser:
             "strict=False to drop turns an actor no longer takes."
         )
 
-    def expected(self, run: GatedRun | None) -> str | None:
+    def expected(self, run: RunView | None) -> str | None:
         return self.order[0] if self.order else None
 
-    def describe(self, run: GatedRun | None) -> str:
+    def describe(self, run: RunView | None) -> str:
         done = " ".join(self.taken) or "(none)"
         return f"order {' '.join(self.requested)!r}, turns taken so far: {done}"
 
-    def check_end(self, run: GatedRun) -> RaceError | None:
+    def check_end(self, run: RunView) -> RaceError | None:
         if not self.strict:
             return None
         for name in self.order:
@@ -141,5 +146,6 @@ __all__ = [
     "FREE",
     "Chooser",
     "OrderChooser",
+    "RunView",
     "prefer",
 ]

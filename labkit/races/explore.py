@@ -64,11 +64,13 @@ happen in :class:`~labkit.races.runner.Runner`; the strategies see it only as an
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..compat import VERSION
 from ..errors import ValidationError
 from ..faults.control import need_weak_answers
 from ..faults.kinds import WEAK_ANSWERS
@@ -76,7 +78,7 @@ from ..validation import check_callable, check_choice, check_int, check_positive
 from .calls import BudgetSpent, Call, conflicts
 from .interleave import Interleaving, check_actors
 from .orders import SoloCall, check_call_counts, count_orders, solo_calls
-from .replay import save, tell
+from .replay import FORMAT
 from .runner import Runner, Violation
 from .scenarios import Scenario, check_fault_names, describe, fault_scenarios
 from .shrink import Shrunk, shrink
@@ -180,9 +182,55 @@ class Exploration:
             f"  replay: run_interleaving(actors, {self.counterexample!r}, conn=conn{faults}){shrunk}"
         )
 
+    def replay_data(self) -> dict[str, Any]:
+        """The replay file's content (:data:`~labkit.races.replay.FORMAT`) for this failure."""
+        if self.counterexample is None:
+            raise ValidationError("this exploration passed: there is no counterexample to save")
+        return {
+            "format": FORMAT,
+            "labkit": VERSION,
+            "actors": list(self.actors),
+            "order": self.counterexample,
+            "faults": list(self.faults),
+            "strategy": self.strategy,
+            "seed": self.seed,
+            "message": self.message,
+            "original": self.original,
+            "original_faults": list(self.original_faults),
+            "shrink": self.shrink,
+            "runs": self.runs,
+            "guarantee": self.guarantee,
+        }
+
     def save(self, path: str | Path) -> Path:
         """Write the replay file (JSON) of this failure; ``labkit.races.load(path)`` reads it back."""
-        return save(self, path)
+        target = Path(path)
+        target.write_text(json.dumps(self.replay_data(), indent=2) + "\n", encoding="utf-8")
+        return target
+
+
+# ---------------------------------------------------------------- listeners
+
+_listeners: list[Callable[[Exploration], Any]] = []
+
+
+def add_listener(listener: Callable[[Exploration], Any]) -> None:
+    """Call ``listener(result)`` with every exploration that finishes (passed or failed), in this process:
+    the pytest plugin's ``--labkit-artifacts DIR`` writes the replay file and a timeline for a failing one."""
+    if listener not in _listeners:
+        _listeners.append(listener)
+
+
+def remove_listener(listener: Callable[[Exploration], Any]) -> None:
+    """Stop telling ``listener``; a listener never added is ignored."""
+    if listener in _listeners:
+        _listeners.remove(listener)
+
+
+def tell(result: Exploration) -> None:
+    """Tell every listener about a finished exploration (a listener that raises fails the explore call)."""
+    for listener in list(_listeners):
+        listener(result)
 
 
 def _check_explore_actors(actors: Mapping[str, Actor], faulted: bool) -> None:
@@ -443,4 +491,15 @@ def _failure(runner: Runner, cfg: ExploreConfig, violation: Violation, used: str
     )
 
 
-__all__ = ["STRATEGIES", "Call", "ExploreConfig", "Exploration", "conflicts", "count_orders", "explore"]
+__all__ = [
+    "STRATEGIES",
+    "Call",
+    "ExploreConfig",
+    "Exploration",
+    "add_listener",
+    "conflicts",
+    "count_orders",
+    "explore",
+    "remove_listener",
+    "tell",
+]

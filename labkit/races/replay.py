@@ -1,6 +1,7 @@
-"""Replay files: a failing exploration written as JSON, read back as what ``run_interleaving`` replays.
+"""Replay files: read back what a failing exploration wrote, as what ``run_interleaving`` replays.
 
-``result.save("race.json")`` writes the actor names, the counterexample's order and faults, the
+``result.save("race.json")`` (:meth:`~labkit.races.explore.Exploration.save`, in :data:`FORMAT`) writes
+the actor names, the counterexample's order and faults, the
 strategy, the seed, the invariant's message, the original (unshrunk) order and the labkit
 version. ``labkit.races.load("race.json")`` gives a :class:`Replay`; ``replay.run(actors,
 conn=conn, setup=setup)`` checks that the actors are the ones the file names and runs
@@ -8,8 +9,7 @@ conn=conn, setup=setup)`` checks that the actors are the ones the file names and
 another labkit version, or whose actors differ from the ones given, is one clear error naming the
 difference: an order is only meaningful for the code and the labkit that found it.
 
-Listeners (:func:`add_listener`) are told about every finished exploration: the pytest plugin's
-``--labkit-artifacts DIR`` writes the replay file and a timeline for a failing one.
+This module knows the file, not the exploration that writes it (nothing here imports explore).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from ..errors import ValidationError
 
 if TYPE_CHECKING:
     from ..backend import Connection
-    from .explore import Exploration
     from .interleave import Interleaving
     from .types import Actor
 
@@ -78,34 +77,6 @@ class Replay:
         return run_interleaving(actors, self.order, conn=conn, timeout=timeout, faults=list(self.faults) or None)
 
 
-def to_dict(result: Exploration) -> dict[str, Any]:
-    """The replay file's content for a failing exploration."""
-    if result.counterexample is None:
-        raise ValidationError("this exploration passed: there is no counterexample to save")
-    return {
-        "format": FORMAT,
-        "labkit": __version__,
-        "actors": list(result.actors),
-        "order": result.counterexample,
-        "faults": list(result.faults),
-        "strategy": result.strategy,
-        "seed": result.seed,
-        "message": result.message,
-        "original": result.original,
-        "original_faults": list(result.original_faults),
-        "shrink": result.shrink,
-        "runs": result.runs,
-        "guarantee": result.guarantee,
-    }
-
-
-def save(result: Exploration, path: str | Path) -> Path:
-    """Write the replay file of a failing exploration; the path written."""
-    target = Path(path)
-    target.write_text(json.dumps(to_dict(result), indent=2) + "\n", encoding="utf-8")
-    return target
-
-
 def load(path: str | Path, actors: Iterable[str] | None = None) -> Replay:
     """Read a replay file (checked against this labkit's version, and ``actors`` if given)."""
     source = Path(path)
@@ -137,27 +108,4 @@ def load(path: str | Path, actors: Iterable[str] | None = None) -> Replay:
     return replay
 
 
-# ---------------------------------------------------------------- listeners
-
-_listeners: list[Callable[[Exploration], Any]] = []
-
-
-def add_listener(listener: Callable[[Exploration], Any]) -> None:
-    """Call ``listener(result)`` with every exploration that finishes (passed or failed), in this process."""
-    if listener not in _listeners:
-        _listeners.append(listener)
-
-
-def remove_listener(listener: Callable[[Exploration], Any]) -> None:
-    """Stop telling ``listener``; a listener never added is ignored."""
-    if listener in _listeners:
-        _listeners.remove(listener)
-
-
-def tell(result: Exploration) -> None:
-    """Tell every listener about a finished exploration (a listener that raises fails the explore call)."""
-    for listener in list(_listeners):
-        listener(result)
-
-
-__all__ = ["FORMAT", "Replay", "add_listener", "load", "remove_listener", "save", "tell", "to_dict"]
+__all__ = ["FORMAT", "Replay", "load"]

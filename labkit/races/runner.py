@@ -24,8 +24,7 @@ from ..faults.control import settle_images
 from ..faults.kinds import StaleRead
 from ..operations import Op, tables_of
 from .calls import BudgetSpent, Call, Trace, nondeterministic
-from .choosers import OrderChooser, prefer
-from .gate import GatedRun
+from .choosers import OrderChooser, RunView, prefer
 from .identity import Access, KeySchemas
 from .interleave import Crew, Interleaving, Stage, run_gated
 from .tasks import BLOCKED, DONE, QUEUED, Task
@@ -57,7 +56,7 @@ class ExactChooser:
     def requested(self) -> tuple[str, ...]:
         return self.order
 
-    def choose(self, run: GatedRun, waiting: Mapping[str, Task], quiet: bool) -> str | None:
+    def choose(self, run: RunView, waiting: Mapping[str, Task], quiet: bool) -> str | None:
         pos = len(self.taken)
         if pos < len(self.order):
             name = self.order[pos]
@@ -92,14 +91,14 @@ class ExactChooser:
             "shared state between runs; reset everything in setup)."
         )
 
-    def expected(self, run: GatedRun) -> str | None:
+    def expected(self, run: RunView) -> str | None:
         pos = len(self.taken)
         return self.order[pos] if pos < len(self.order) else None
 
-    def describe(self, run: GatedRun) -> str:
+    def describe(self, run: RunView) -> str:
         return f"order {' '.join(self.order)!r}, turns taken so far: {' '.join(self.taken) or '(none)'}"
 
-    def check_end(self, run: GatedRun) -> RaceError | None:
+    def check_end(self, run: RunView) -> RaceError | None:
         return None
 
 
