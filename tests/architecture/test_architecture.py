@@ -75,7 +75,7 @@ MAY_IMPORT: dict[str, set[str]] = {
 }
 #: The engine core's rooms (by the name under labkit/endpoint/), bottom to top: docs/architecture.md draws them.
 ROOMS: dict[str, tuple[str, ...]] = {
-    "engine floor": ("errors", "plan", "schema", "values"),
+    "engine floor": ("errors", "model", "plan", "schema", "values"),
     "wire": ("wire",),
     "expressions": ("expressions",),
     "checks": ("checks",),

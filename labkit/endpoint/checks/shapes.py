@@ -17,6 +17,7 @@ from typing import Any
 from ... import constants as C
 from ...operations import Op
 from ..errors import ClientFault, invalid
+from ..model import service_model
 from ..values import canonicalise
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
@@ -39,10 +40,7 @@ _NUMERIC = frozenset({"integer", "long", "double", "float"})
 
 @functools.cache
 def input_shape(service: str, operation: str) -> Any:
-    import botocore.session
-
-    model = botocore.session.get_session().get_service_model(service)
-    return model.operation_model(operation).input_shape
+    return service_model(service).operation_model(operation).input_shape
 
 
 def _camel(name: str) -> str:

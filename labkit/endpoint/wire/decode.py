@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ClientFault
+from ..model import service_model
 
 DYNAMODB = "dynamodb"
 STREAMS = "dynamodbstreams"
@@ -41,9 +42,7 @@ class Request:
 @functools.cache
 def operations(service: str) -> frozenset[str]:
     """Operation names of ``service`` in botocore's model (what a real endpoint knows)."""
-    import botocore.session
-
-    return frozenset(botocore.session.get_session().get_service_model(service).operation_names)
+    return frozenset(service_model(service).operation_names)
 
 
 def _operation(headers: Mapping[str, str]) -> tuple[str, str]:
