@@ -65,7 +65,7 @@ LOCK_MACOS = "12.0"
 #: notebook, except the checks marked ``slow`` (the offline wheelhouse install, a team's wheel install,
 #: the lock check on every platform, repeat-N stability runs, the memory soak), which ``test --slow``
 #: runs and ``.ci/run`` runs after it.
-TEST_COMMAND = ["-m", "pytest", "-n", "2", "--dist", "loadscope", "--nbval-lax", "-m", "not slow", "tests", "notebooks"]
+TEST_COMMAND = ["-m", "pytest", "-n", "3", "--dist", "loadscope", "--nbval-lax", "-m", "not slow", "tests", "notebooks"]
 #: ``python3 bootstrap.py test --slow``: only the checks marked ``slow``.
 SLOW_TEST_COMMAND = ["-m", "pytest", "-n", "2", "--dist", "loadscope", "-m", "slow", "tests"]
 #: The lint command: each runs inside the virtual environment; all must pass.
@@ -465,15 +465,26 @@ def _take_option(args: list[str], name: str) -> tuple[str | None, list[str]]:
     return value, rest
 
 
-def _run(python: Path, args: list[str]) -> int:
+def _run(python: Path, args: list[str], env: dict[str, str] | None = None) -> int:
     """Run the venv's python from the checkout; on POSIX it replaces this process (signals go straight to it)."""
     os.chdir(ROOT)
     command = [str(python), *args]
+    env = dict(os.environ) if env is None else env
     sys.stdout.flush()
     sys.stderr.flush()
     if os.name == "posix":
-        os.execv(command[0], command)
-    return subprocess.call(command)
+        os.execve(command[0], command, env)
+    return subprocess.call(command, env=env)
+
+
+def loop_environment(environ: dict[str, str]) -> dict[str, str]:
+    """The test loop's environment: ``environ`` with Python's bytecode caches on.
+
+    A machine that sets PYTHONDONTWRITEBYTECODE (many container images do) makes every process of the
+    loop (each worker, ten kernels, each server and team pytest it starts) compile labkit from source
+    again, and pytest rewrite every test module again: 13 s of the loop (decision 135). The caches go
+    where Python puts them by default, ``__pycache__`` folders that git ignores."""
+    return {name: value for name, value in environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
 def lint(python: Path) -> int:
@@ -539,8 +550,8 @@ def main(argv: list[str]) -> int:
     if command == "test":
         if "--slow" in rest:
             rest.remove("--slow")
-            return _run(python, [*SLOW_TEST_COMMAND, *rest])
-        return _run(python, [*TEST_COMMAND, *rest])
+            return _run(python, [*SLOW_TEST_COMMAND, *rest], loop_environment(dict(os.environ)))
+        return _run(python, [*TEST_COMMAND, *rest], loop_environment(dict(os.environ)))
     if command == "lint":
         return lint(python)
     if command == "notebooks":

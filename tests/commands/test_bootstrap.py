@@ -328,3 +328,11 @@ def test_retire__the_old_distribution_name__uninstalled_before_the_install(tmp_p
         (info / "RECORD").write_text(f"{info.name}/METADATA,,\n{info.name}/RECORD,,\n")
     bootstrap._retire_old_distributions(python)
     assert not (site / "labkit-0.1.0.dist-info").exists() and (site / "unrelated-0.1.0.dist-info").exists()
+
+
+def test_test_command__pythondontwritebytecode_set__the_loop_writes_bytecode_caches() -> None:
+    """`bootstrap.py test` runs pytest with Python's default bytecode caches even where the machine turns
+    them off, and passes every other variable on unchanged (decision 135)."""
+    machine = {"PYTHONDONTWRITEBYTECODE": "1", "PATH": "/usr/bin", "LABKIT_BACKEND": "embedded"}
+    assert bootstrap.loop_environment(machine) == {"PATH": "/usr/bin", "LABKIT_BACKEND": "embedded"}
+    assert machine["PYTHONDONTWRITEBYTECODE"] == "1"
