@@ -25,7 +25,7 @@ import pytest
 
 def _tool(name: str) -> Any:
     """``tools/<name>.py`` (scripts, not a package), registered as tests.conftest.load_tool does."""
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).parent / "tools" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parent / "tools" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = sys.modules[name] = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
