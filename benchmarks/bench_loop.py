@@ -1,0 +1,96 @@
+"""The README's test command, timed beside references measured in the same run.
+
+The loop's seconds alone say little: this kind of machine runs 2-3x faster or slower from one day to
+the next. Two references, both measured now:
+
+* ``--against REV``: the same command in a fresh checkout of an earlier commit (its own venv,
+  installed first, not timed), run right before this checkout's: the ratio is the change's effect.
+* the no-work floor of bench_endpoint.py (a boto3 GetItem against a server that answers with a canned
+  response), before and after, and the loop scaled to a floor of 0.79 ms, the floor on the day the
+  README's 150 s target was set. A rough proxy: the floor is one thread's round trip, the loop keeps
+  two cores busy.
+
+    python benchmarks/bench_loop.py                      # python3 bootstrap.py test, in this checkout
+    python benchmarks/bench_loop.py --against 826e9e7    # and first in a checkout of that commit
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench_endpoint import _Canned, client
+from common import ROOT
+
+from labkit.embedded import start_endpoint
+
+#: The no-work floor (median ms) measured on the day the README's test-time target was set.
+REFERENCE_FLOOR_MS = 0.79
+CALLS = 1000
+
+
+def floor_ms() -> float:
+    """Median ms of a GetItem answered by the canned-response server (no DynamoDB work at all)."""
+    with start_endpoint(engine=_Canned()) as canned:  # type: ignore[arg-type]
+        c = client(canned.url)
+        for _ in range(50):
+            c.get_item(TableName="bench", Key={"PK": {"S": "bench"}})
+        samples = []
+        for _ in range(CALLS):
+            began = time.perf_counter()
+            c.get_item(TableName="bench", Key={"PK": {"S": "bench"}})
+            samples.append(time.perf_counter() - began)
+    return 1000 * statistics.median(samples)
+
+
+def loop_seconds(checkout: Path, slow: bool, env: dict[str, str] | None = None) -> tuple[float, str]:
+    """pytest's own figure for ``bootstrap.py test`` in ``checkout`` (its summary line), and that line."""
+    command = [sys.executable, str(checkout / "bootstrap.py"), "test", *(["--slow"] if slow else []), "-q"]
+    out = subprocess.run(command, cwd=checkout, capture_output=True, text=True, env=env)
+    line = next((x for x in reversed(out.stdout.splitlines()) if re.search(r" in [\d.]+s", x)), "")
+    found = re.search(r" in ([\d.]+)s", line)
+    if out.returncode != 0 or found is None:
+        sys.exit(f"bench_loop: the test command failed (exit {out.returncode}): {line or out.stderr[-2000:]}")
+    return float(found.group(1)), line.strip("= ")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--slow", action="store_true", help="time `bootstrap.py test --slow` instead")
+    parser.add_argument("--against", metavar="REV", help="first time the command in a checkout of REV")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="labkit-bench-loop-") as tmp:
+        reference = None
+        if args.against:
+            old = Path(tmp) / "checkout"
+            subprocess.run(["git", "clone", "-q", str(ROOT), str(old)], check=True)
+            subprocess.run(["git", "-C", str(old), "checkout", "-q", args.against], check=True)
+            env = {**os.environ, "LABKIT_VENV": str(old / ".venv")}
+            bootstrap = [sys.executable, str(old / "bootstrap.py"), "doctor"]
+            subprocess.run(bootstrap, cwd=old, env=env, check=True, capture_output=True)  # the install, untimed
+        before = floor_ms()
+        if args.against:
+            reference = loop_seconds(old, args.slow, env)
+        seconds, summary = loop_seconds(ROOT, args.slow)
+        after = floor_ms()
+    floor = (before + after) / 2
+    if reference is not None:
+        print(f"test command at {args.against}: {reference[1]}")
+        print(f"test command here: {summary}")
+        print(f"here / {args.against}: {seconds / reference[0]:.2f}x")
+    else:
+        print(f"test command: {summary}")
+    print(f"no-work floor (canned GetItem, median of {CALLS}): {before:.2f} ms before, {after:.2f} ms after")
+    print(f"loop / floor: {seconds / floor:.0f} s per ms of floor")
+    print(f"loop at the reference floor of {REFERENCE_FLOOR_MS} ms: {seconds * REFERENCE_FLOOR_MS / floor:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
