@@ -65,7 +65,7 @@ LOCK_MACOS = "12.0"
 #: notebook, except the checks marked ``slow`` (the offline wheelhouse install, a team's wheel install,
 #: the lock check on every platform, repeat-N stability runs, the memory soak), which ``test --slow``
 #: runs and ``.ci/run`` runs after it.
-TEST_COMMAND = ["-m", "pytest", "-n", "3", "--dist", "loadscope", "--nbval-lax", "-m", "not slow", "tests", "notebooks"]
+TEST_COMMAND = ["-m", "pytest", "-n", "2", "--dist", "loadscope", "--nbval-lax", "-m", "not slow", "tests", "notebooks"]
 #: ``python3 bootstrap.py test --slow``: only the checks marked ``slow``.
 SLOW_TEST_COMMAND = ["-m", "pytest", "-n", "2", "--dist", "loadscope", "-m", "slow", "tests"]
 #: The lint command: each runs inside the virtual environment; all must pass.
