@@ -33,11 +33,20 @@ def _tool(name: str) -> Any:
 
 
 loop_order = _tool("loop_order")
-
-_durations: list[tuple[str, float]] = []
 _kernels_endpoint: Any = None
-#: Where a kernel's ``labkit.connect()`` goes when one of these is set: then the kernels are left to it.
-_CHOSEN = ("LABKIT_BACKEND", "LABKIT_ENDPOINT_URL", "LABKIT_EMBEDDED_URL")
+
+
+class _ScopeSeconds:
+    """``--write-scope-seconds``, on the controller: every report's duration, written at the end."""
+
+    def __init__(self) -> None:
+        self.durations: list[tuple[str, float]] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.durations.append((report.nodeid, report.duration))
+
+    def pytest_sessionfinish(self) -> None:
+        loop_order.record(self.durations)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -49,8 +58,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if hasattr(config.option, "loadscopereorder"):
+    if hasattr(config.option, "loadscopereorder") and loop_order.RECORD.exists():
         config.option.loadscopereorder = False  # xdist hands scopes out in collection order: ours, below
+    if config.getoption("write_scope_seconds") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_ScopeSeconds(), "scope-seconds")
 
 
 def pytest_collectstart(collector: Any) -> None:
@@ -62,32 +73,32 @@ def pytest_collectstart(collector: Any) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
     """A notebook's kernel starts in its first cell's setup (nbval): it inherits the variable then."""
     global _kernels_endpoint
-    if item.path.suffix != ".ipynb" or any(os.environ.get(name) for name in _CHOSEN):
+    if item.path.suffix != ".ipynb":
         yield
+        return
+    from labkit.backend import ENV_BACKEND, ENV_EMBEDDED_URL, ENV_ENDPOINT_URL
+
+    if any(os.environ.get(name) for name in (ENV_BACKEND, ENV_ENDPOINT_URL, ENV_EMBEDDED_URL)):
+        yield  # the variable already says where a kernel's labkit.connect() goes
         return
     if _kernels_endpoint is None:
         from labkit.embedded import start_endpoint
 
         _kernels_endpoint = start_endpoint()
-    os.environ["LABKIT_EMBEDDED_URL"] = _kernels_endpoint.url
+    os.environ[ENV_EMBEDDED_URL] = _kernels_endpoint.url
     try:
         yield
     finally:
-        del os.environ["LABKIT_EMBEDDED_URL"]
+        del os.environ[ENV_EMBEDDED_URL]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if hasattr(config, "workerinput"):  # an xdist worker: the controller hands scopes out in this order
-        order = loop_order.longest_first([item.nodeid for item in items], loop_order.load())
+    seconds = loop_order.load() if hasattr(config, "workerinput") else {}
+    if seconds:  # an xdist worker: the controller hands scopes out in this order
+        order = loop_order.longest_first([item.nodeid for item in items], seconds)
         items[:] = [items[index] for index in order]
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    _durations.append((report.nodeid, report.duration))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if _kernels_endpoint is not None:
         _kernels_endpoint.stop()
-    if session.config.getoption("write_scope_seconds") and not hasattr(session.config, "workerinput"):
-        loop_order.record(_durations)

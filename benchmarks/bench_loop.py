@@ -23,10 +23,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from bench_endpoint import _Canned, client
+from bench_endpoint import _Canned, latencies
 from common import ROOT
 
 from labkit.embedded import start_endpoint
@@ -39,15 +38,7 @@ CALLS = 1000
 def floor_ms() -> float:
     """Median ms of a GetItem answered by the canned-response server (no DynamoDB work at all)."""
     with start_endpoint(engine=_Canned()) as canned:  # type: ignore[arg-type]
-        c = client(canned.url)
-        for _ in range(50):
-            c.get_item(TableName="bench", Key={"PK": {"S": "bench"}})
-        samples = []
-        for _ in range(CALLS):
-            began = time.perf_counter()
-            c.get_item(TableName="bench", Key={"PK": {"S": "bench"}})
-            samples.append(time.perf_counter() - began)
-    return 1000 * statistics.median(samples)
+        return 1000 * statistics.median(latencies(canned.url, "bench", CALLS))
 
 
 def loop_seconds(checkout: Path, slow: bool, env: dict[str, str] | None = None) -> tuple[float, str]:

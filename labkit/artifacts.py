@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import ValidationError
-from .races.explore import add_listener, remove_listener
+from .races.exploration import add_listener, remove_listener
 
 if TYPE_CHECKING:
     from .races import Exploration

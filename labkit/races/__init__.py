@@ -44,9 +44,10 @@ sweeps); then :func:`explore`: ``calls`` (an explored run's calls, conflicts, an
 ``OrderRunner`` protocol), ``runner`` (the one place an explored schedule runs) and
 ``strategies`` (the ``Strategy`` protocol: exhaustive, DPOR, PCT) — the last two never import
 each other — ``scenarios`` (the faults explore places at each call point), ``shrink`` (the
-smallest counterexample), ``replay`` (reading replay files) and ``explore`` (composes the
-portfolio, builds the verdict, writes its replay file, tells the listeners). The interception point
-itself is on the floor (:mod:`labkit.intercept`). The race lab imports no lesson; lessons import nothing from here.
+smallest counterexample), ``replay`` (reading replay files), ``exploration`` (the verdict, the
+replay file it writes, the listeners told of it) and ``explore`` (composes the portfolio, builds the
+verdict). The interception point itself is on the floor (:mod:`labkit.intercept`). The race lab
+imports no lesson; lessons import nothing from here.
 """
 
 from __future__ import annotations
