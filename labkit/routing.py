@@ -70,6 +70,8 @@ _stack: list[Route] = []
 _lock = threading.Lock()
 #: clients whose events carry the routing handlers
 _attached: weakref.WeakSet[Any] = weakref.WeakSet()
+#: botocore's ``unique_id`` check is not atomic: two threads meeting a new client at once take turns
+_attach_lock = threading.Lock()
 
 
 def current() -> Route | None:
@@ -183,7 +185,9 @@ class _Router:
                 "every test a labkit test)"
             )
         if client not in _attached:
-            _attach(client)
+            with _attach_lock:
+                if client not in _attached:
+                    _attach(client)
 
     def after(self, client: Any, operation: str, params: Any, result: Any) -> None:
         return None

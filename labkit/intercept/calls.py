@@ -64,6 +64,10 @@ _observers: list[Observer] = []
 #: functions of a client: the endpoint (endpoint_key form) its calls are rerouted to, or None
 _reroutes: list[Callable[[Any], str | None]] = []
 _install_lock = threading.Lock()
+#: held while a client's handlers are attached: botocore's ``unique_id`` check is not atomic, so two
+#: threads meeting a new client at once (an actor's pool tasks) could both register a handler, and
+#: every call of the operation registered twice would be recorded twice
+_attach_lock = threading.Lock()
 _installed = False
 _async_guarded = False
 
@@ -189,8 +193,10 @@ def _enter(client: Any, operation: str, binding: Binding) -> None:
             "the `with ThreadPoolExecutor()` block) before it returns"
         )
     if client not in _attached:
-        _attach(client)
-        _attached[client] = endpoint_key(client.meta.endpoint_url)
+        with _attach_lock:
+            if client not in _attached:
+                _attach(client)
+                _attached[client] = endpoint_key(client.meta.endpoint_url)
     url = reached(client) if _reroutes else _attached[client]
     if binding.endpoint is not None and url != binding.endpoint:
         binding.session.refuse(

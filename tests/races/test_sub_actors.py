@@ -180,18 +180,29 @@ def test_sub_actors__a_race_between_an_actors_own_threads_is_explored(tconn: Con
 
 
 def test_sub_actor__outlives_its_actor__race_error_names_it(tconn: Connection) -> None:
-    """An actor that returns while the task it submitted still runs: the run fails, naming the task."""
+    """An actor that returns while the task it submitted still runs: the run fails, naming the task.
+
+    The task waits for an event nobody sets during the run, so it is still running when its actor
+    returns, however the threads are scheduled. (Without the wait, a task that finishes its one call
+    before its actor returns is not caught: decision 136.)"""
     table = tconn.table_name
     client = tconn.new_client()
     pool = ThreadPoolExecutor(max_workers=1)
+    later = threading.Event()
+
+    def task() -> None:
+        later.wait(10)
+        client.get_item(TableName=table, Key=account("x"))
+
     try:
 
         def fire_and_forget() -> None:
-            pool.submit(client.get_item, TableName=table, Key=account("x"))
+            pool.submit(task)
 
         with pytest.raises(RaceError, match=r"actor 'A' returned while pool task 'A.1' it started was still running"):
             run_interleaving({"A": fire_and_forget}, "A.1", conn=tconn, timeout=5)
     finally:
+        later.set()
         pool.shutdown()
 
 
