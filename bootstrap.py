@@ -64,8 +64,10 @@ LOCK_MACOS = "12.0"
 #: The README's test command, run inside the virtual environment: every unit test and every
 #: notebook, except the checks marked ``slow`` (the offline wheelhouse install, a team's wheel install,
 #: the lock check on every platform, repeat-N stability runs, the memory soak), which ``test --slow``
-#: runs and ``.ci/run`` runs after it.
-TEST_COMMAND = ["-m", "pytest", "-n", "2", "--dist", "loadscope", "--nbval-lax", "-m", "not slow", "tests", "notebooks"]
+#: runs and ``.ci/run`` runs after it. Three workers on a 2-core machine: the loop leaves a core idle
+#: for tens of seconds (kernels starting, lesson cells waiting out real backoffs), a third fills it
+#: (decisions 135, 136).
+TEST_COMMAND = ["-m", "pytest", "-n", "3", "--dist", "loadscope", "--nbval-lax", "-m", "not slow", "tests", "notebooks"]
 #: ``python3 bootstrap.py test --slow``: only the checks marked ``slow``.
 SLOW_TEST_COMMAND = ["-m", "pytest", "-n", "2", "--dist", "loadscope", "-m", "slow", "tests"]
 #: The lint command: each runs inside the virtual environment; all must pass.
