@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -467,11 +468,10 @@ def _take_option(args: list[str], name: str) -> tuple[str | None, list[str]]:
     return value, rest
 
 
-def _run(python: Path, args: list[str], env: dict[str, str] | None = None) -> int:
+def _run(python: Path, args: list[str], env: Mapping[str, str] = os.environ) -> int:
     """Run the venv's python from the checkout; on POSIX it replaces this process (signals go straight to it)."""
     os.chdir(ROOT)
     command = [str(python), *args]
-    env = dict(os.environ) if env is None else env
     sys.stdout.flush()
     sys.stderr.flush()
     if os.name == "posix":
@@ -479,7 +479,7 @@ def _run(python: Path, args: list[str], env: dict[str, str] | None = None) -> in
     return subprocess.call(command, env=env)
 
 
-def loop_environment(environ: dict[str, str]) -> dict[str, str]:
+def loop_environment(environ: Mapping[str, str]) -> dict[str, str]:
     """The test loop's environment: ``environ`` with Python's bytecode caches on.
 
     A machine that sets PYTHONDONTWRITEBYTECODE (many container images do) makes every process of the
@@ -550,10 +550,11 @@ def main(argv: list[str]) -> int:
         print("bootstrap: interrupted; no install stamp was written, so the next run installs again", file=sys.stderr)
         return 130
     if command == "test":
+        env = loop_environment(os.environ)
         if "--slow" in rest:
             rest.remove("--slow")
-            return _run(python, [*SLOW_TEST_COMMAND, *rest], loop_environment(dict(os.environ)))
-        return _run(python, [*TEST_COMMAND, *rest], loop_environment(dict(os.environ)))
+            return _run(python, [*SLOW_TEST_COMMAND, *rest], env)
+        return _run(python, [*TEST_COMMAND, *rest], env)
     if command == "lint":
         return lint(python)
     if command == "notebooks":

@@ -32,6 +32,7 @@ from labkit.errors import RaceError, ValidationError
 from labkit.intercept import Binding, bound, endpoint_key, install
 from labkit.intercept import calls as intercept_calls
 from labkit.races import explore, run_interleaving
+from labkit.races.sessions import WorkerTally
 from tests.races.conftest import KEY, put_counter, read_counter
 
 
@@ -111,26 +112,6 @@ def test_shared_client__two_actors__each_call_recorded_under_the_thread_that_mad
     ]
 
 
-class Tally:
-    """A session that lets every call through and counts the answers it is told of, by actor."""
-
-    closed = False
-
-    def __init__(self) -> None:
-        self.answers: dict[str, int] = {}
-        self.lock = threading.Lock()
-
-    def before(self, actor: str, call: dict[str, Any]) -> None:
-        call["start"] = 0.0
-
-    def after(self, actor: str, call: dict[str, Any]) -> None:
-        with self.lock:
-            self.answers[actor] = self.answers.get(actor, 0) + 1
-
-    def refuse(self, error: Exception) -> None:
-        raise error
-
-
 def test_new_client_met_by_two_threads_at_once__handlers_attached_once__each_call_recorded_once(
     tconn: Connection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -152,20 +133,21 @@ def test_new_client_met_by_two_threads_at_once__handlers_attached_once__each_cal
         attach(client)
 
     monkeypatch.setattr(intercept_calls, "_attach", attach_holding_the_door)
-    client, tally, start = team_client(tconn), Tally(), threading.Barrier(2)
+    client, start = team_client(tconn), threading.Barrier(2)
+    tallies = {name: WorkerTally() for name in ("T1", "T2")}
 
     def get(name: str) -> None:
-        with bound(Binding(name, tally)):
+        with bound(Binding(name, tallies[name])):
             start.wait()
             client.get_item(TableName=tconn.table_name, Key=KEY)
 
-    threads = [threading.Thread(target=get, args=(name,)) for name in ("T1", "T2")]
+    threads = [threading.Thread(target=get, args=(name,)) for name in tallies]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert len(attaching) == 1, "both threads attached the client's handlers"
-    assert tally.answers == {"T1": 1, "T2": 1}
+    assert {name: tally.calls for name, tally in tallies.items()} == {"T1": 1, "T2": 1}
 
 
 def test_unbound_threads__setup_invariant_and_test_body__pass_ungated(tconn: Connection) -> None:
