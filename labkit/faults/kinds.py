@@ -17,7 +17,7 @@ from ..operations import (
     weak_answer_misuse,
 )
 from ..validation import check_int
-from .answers import THROTTLES, did_you_mean
+from .answers import CONFLICTABLE, THROTTLES, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,10 @@ class Fault:
 
     def check(self, operation: str | None) -> None:
         """Refuse an operation this fault cannot apply to (None: not known before the run)."""
+
+    def gives(self, operation: str, params: Mapping[str, Any] | None = None) -> bool:
+        """Can DynamoDB answer this call (``params`` None: judged by the operation alone) with this fault?"""
+        return True
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,10 @@ class Conflict(Fault):
     def __post_init__(self) -> None:
         check_int("Conflict item", self.item, least=0, hint="the 0-based index of the transaction's action")
         object.__setattr__(self, "label", "transaction-conflict")
+
+    def gives(self, operation: str, params: Mapping[str, Any] | None = None) -> bool:
+        """Only writes and transactions meet a transaction in flight, never a GetItem or a Query."""
+        return operation in CONFLICTABLE
 
 
 @dataclass(frozen=True)
@@ -104,6 +112,9 @@ class WeakAnswerFault(Fault):
 
     #: the operations it applies to (from the operation catalogue)
     operations: frozenset[str] = field(default=frozenset(), init=False, repr=False)
+
+    def gives(self, operation: str, params: Mapping[str, Any] | None = None) -> bool:
+        return operation in self.operations if params is None else self.refusal(operation, params) is None
 
     def refusal(self, operation: str, params: Mapping[str, Any]) -> str | None:
         """Why DynamoDB cannot give this answer to the request (the engine's own words), or None when it can."""

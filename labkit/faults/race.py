@@ -75,8 +75,11 @@ class FaultPlan:
     to send it; :func:`inject` hooks one client's events with the same two methods.
     """
 
-    def __init__(self, plan: Mapping[str, Mapping[int, Fault]]) -> None:
+    def __init__(self, plan: Mapping[str, Mapping[int, Fault]], where_possible: bool = False) -> None:
         self.plan = {a: dict(c) for a, c in plan.items()}
+        #: explore's plans: a fault whose call is, in this order, one DynamoDB cannot answer with it
+        #: (data-dependent code makes another call there) is not given, and the call goes as it is
+        self.where_possible = where_possible
         self.fired: list[tuple[str, int, str]] = []
         self._calls: dict[str, int] = {}
         self._held: list[tuple[str, str]] = []  # (endpoint url, token) to release at close
@@ -95,10 +98,15 @@ class FaultPlan:
         with self._lock:
             n = self._calls[actor] = self._calls.get(actor, 0) + 1
         fault = self.plan[actor].get(n)
-        if fault is not None:
-            context[_FAULT] = (actor, n, fault)
-            if isinstance(context.get(_CALL), dict):
-                context[_CALL]["injected"] = fault.label
+        call = context.get(_CALL)
+        if fault is None:
+            return
+        possible = not isinstance(call, dict) or fault.gives(str(call.get("operation")), call.get("params") or {})
+        if self.where_possible and not possible:
+            return  # in this order the call is one DynamoDB never answers with it: not given
+        context[_FAULT] = (actor, n, fault)
+        if isinstance(call, dict):
+            call["injected"] = fault.label
 
     def send(self, actor: str, client: Any, session: Any, request: Any) -> Any:
         """As botocore sends a marked call (its first attempt): the fault acts; else None."""

@@ -84,6 +84,9 @@ class Trace:
     calls: list[Call]
     enabled: list[dict[str, Call]]
     turns: tuple[str, ...]
+    #: this run showed that the scenario's calls conflict more than earlier runs were told (a stale
+    #: read landed on a read of other tables): a strategy that reasons about conflicts starts again
+    widened: bool = False
 
     def __len__(self) -> int:
         return len(self.calls)

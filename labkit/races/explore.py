@@ -77,7 +77,7 @@ from .exploration import Exploration, add_listener, remove_listener, tell
 from .interleave import Interleaving, check_actors
 from .orders import SoloCall, check_call_counts, count_orders, solo_calls
 from .runner import Runner, Violation
-from .scenarios import Scenario, check_fault_names, describe, fault_scenarios
+from .scenarios import Scenario, Scenarios, check_fault_names, describe, fault_scenarios
 from .shrink import Shrunk, shrink
 from .strategies import DPOR, PCT, Coverage, Exhaustive, Strategy
 from .tasks import sub_actor_of
@@ -203,7 +203,7 @@ def explore(
     else:  # the call points come from each actor's solo run
         points = solo_calls(actors, conn=conn, setup=setup, timeout=cfg.timeout)
         calls = given or {name: len(ops) for name, ops in points.items()}
-        scenarios = fault_scenarios(points, fault_names) if fault_names else [()]
+        scenarios = Scenarios(fault_scenarios(points, fault_names), fault_names) if fault_names else [()]
         tasks = [*calls, *(name for name in points if name not in calls)]
     total = count_orders(calls)
     n_scen = len(scenarios)
@@ -220,6 +220,8 @@ def explore(
             f"(samples), or raise budget to {total * n_scen:,}"
         )
     runner = Runner(actors, conn, setup, invariant, cfg.timeout, cfg.max_calls, names=tasks, points=points)
+    if isinstance(scenarios, Scenarios):
+        runner.scenarios = scenarios
     try:
         result = _explore(runner, cfg, calls, total, scenarios, fault_names, shape, actors)
     finally:

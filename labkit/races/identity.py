@@ -30,21 +30,20 @@ read exactly is widened, never narrowed: a wider access costs runs, a narrower o
 
 from __future__ import annotations
 
-import base64
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 from ..intercept import bound
 from ..operations import CATALOGUE, Op, item_keys
+from ..partition_keys import canonical_sent
 
 if TYPE_CHECKING:
     from ..backend import Connection
 
-#: A key attribute's value, canonical: (type, text) — numbers normalised, binaries as hex.
+#: A key attribute's value, canonical: (type, text) — numbers as DynamoDB stores them, binaries as base64.
 KeyValue = tuple[str, str]
 #: A table's key attributes: (hash name, range name or None).
 KeyNames = tuple[str, str | None]
@@ -94,26 +93,12 @@ def conflict(a: frozenset[Access], b: frozenset[Access]) -> bool:
 
 
 def canonical(av: Any) -> KeyValue | None:
-    """A key attribute value (``{"S": "x"}``, ``{"N": "1.0"}``, ``{"B": b"..."}``) in canonical form."""
-    if not isinstance(av, Mapping) or len(av) != 1:
-        return None
-    ((kind, raw),) = av.items()
-    if kind == "S" and isinstance(raw, str):
-        return ("S", raw)
-    if kind == "N" and isinstance(raw, str | int | float | Decimal):
-        try:
-            return ("N", str(Decimal(str(raw).strip()).normalize()))
-        except InvalidOperation:
-            return ("N", str(raw))
-    if kind == "B":
-        if isinstance(raw, str):  # botocore takes base64 text or bytes
-            try:
-                raw = base64.b64decode(raw, validate=True)
-            except ValueError:
-                raw = raw.encode("utf-8")
-        if isinstance(raw, bytes | bytearray):
-            return ("B", bytes(raw).hex())
-    return None
+    """A key attribute value as the call holds it (``{"S": "x"}``, ``{"N": "1.0"}``, ``{"B": b"..."}``), canonical.
+
+    The engine's own identity (:func:`labkit.partition_keys.canonical_sent`): ``-0`` is ``0``,
+    ``1E0`` is ``1``, a B given as text is its UTF-8 bytes, as botocore sends it.
+    """
+    return canonical_sent(av)
 
 
 # ---------------------------------------------------------------- key schemas

@@ -22,16 +22,26 @@ from ..errors import RaceError
 from ..faults import FaultPlan, parse_faults
 from ..faults.control import settle_images
 from ..faults.kinds import StaleRead
-from ..operations import Op, tables_of
+from ..operations import Op, WeakAnswer, tables_of
 from .calls import BudgetSpent, Call, Trace, nondeterministic
 from .choosers import OrderChooser, RunView, prefer
 from .identity import Access, KeySchemas
 from .interleave import Crew, Interleaving, Stage, run_gated
+from .scenarios import Scenarios
 from .tasks import BLOCKED, DONE, QUEUED, Task
 
 if TYPE_CHECKING:
     from ..backend import Connection
     from .types import Actor
+
+
+#: What every write to a table a stale read reads also touches: such writes all conflict, so their order is explored.
+STALE_GROUP = Access("\0stale-read", None, None, True)
+
+
+def _stale_tables(operation: str, params: Mapping[str, Any]) -> set[str]:
+    """The tables a stale read's answer depends on the order of writes to (none for a GetItem: one key)."""
+    return set() if operation == Op.GET_ITEM else set(tables_of(operation, params))
 
 
 class Violation(Exception):
@@ -134,7 +144,8 @@ class Runner:
         self.faults: tuple[str, ...] = ()  # the fault scenario of the runs to come
         self.points = dict(points or {})  # each task's solo calls: where the scenarios' faults land
         self.stale = False  # the scenario holds a stale read: each run starts from settled images
-        self.widen: frozenset[str] = frozenset()  # tables whose writes count as touching the whole table
+        self.scenarios: Scenarios | None = None  # where a run without faults offers its call points
+        self.widen: frozenset[str] = frozenset()  # tables whose writes all conflict (a stale read reads them)
         self.stage = Stage.of(actors, conn)
         self.schemas = KeySchemas(conn)
         self._crew: Crew | None = None
@@ -147,12 +158,15 @@ class Runner:
         self.stale, self.widen = self._stale_reads(self.faults)
 
     def _stale_reads(self, faults: tuple[str, ...]) -> tuple[bool, frozenset[str]]:
-        """Does the scenario hold a stale read; the tables a stale Query, Scan or BatchGetItem reads.
+        """Does the scenario hold a stale read; the tables its solo call reads (a first guess, grown per run).
 
-        Such a read answers as of before the most recent commit(s) to *any* item it reads (one
-        snapshot), so the order of writes to different items of its table changes its answer:
-        those writes must conflict with one another (each counts as touching the whole table).
-        A stale GetItem steps back through its own key's writes, which conflict already.
+        A stale Query, Scan or BatchGetItem answers as of before the most recent commit to *any*
+        item it reads (one snapshot, over every table a BatchGetItem names), so the order of
+        writes to different items of those tables changes its answer: every write to any of them
+        conflicts with every other (:data:`STALE_GROUP`). A stale GetItem steps back through its
+        own key's writes, which conflict already. Which call the fault lands on is known only
+        when it runs (an actor's n-th call may be a GetItem alone and a Scan in another order):
+        the solo run's call is the first guess, and :meth:`run` widens from the call really made.
         """
         stale, tables = False, set()
         for actor, calls in parse_faults(list(faults), self.names).items():
@@ -161,13 +175,21 @@ class Runner:
                     continue
                 stale = True
                 solo = self.points.get(actor, [])
-                if n > len(solo):  # a call the solo run did not make (a retry): widen every table
-                    tables.add("")
-                    continue
-                operation, params = solo[n - 1]
-                if operation != Op.GET_ITEM:  # one key's writes are ordered already; several keys' are not
-                    tables.update(tables_of(operation, params))
+                if n <= len(solo):
+                    tables.update(_stale_tables(*solo[n - 1]))
         return stale, frozenset(tables)
+
+    def _widen_from(self, res: Interleaving) -> bool:
+        """Add the tables this run's stale read really read; True when that widened the scenario."""
+        read: set[str] = set()
+        for _, record, _ in res.steps:
+            if str(record.get("injected") or "").startswith(WeakAnswer.STALE_READ):
+                read.update(_stale_tables(str(record.get("operation")), record.get("params") or {}))
+        if read <= self.widen:
+            return False
+        self.widen |= read
+        self.seen = {}  # the calls' accesses changed: what earlier runs made is compared anew
+        return True
 
     def close(self) -> None:
         """End the actors' threads."""
@@ -184,6 +206,11 @@ class Runner:
         if self.runs >= limit:
             raise BudgetSpent
         res, trace = self._run(order, prefer, exact, self.faults)
+        if not self.faults and self.scenarios is not None:
+            for name, record, _ in res.steps:
+                self.scenarios.offer(name, int(record.get("seq") or 0) + 1, str(record["operation"]), record["params"])
+        if self.stale and self._widen_from(res):
+            trace = replace(self.trace(res), widened=True)
         self._check_deterministic(trace)
         verdict = self.judge(res)
         if verdict is not None:
@@ -208,7 +235,7 @@ class Runner:
             settle_images(self.conn)
         self.runs += 1
         chooser = ExactChooser(order, then) if exact else OrderChooser(order, False, lookahead=True, then=then)
-        plan = FaultPlan(parse_faults(list(faults), self.names)) if faults else None
+        plan = FaultPlan(parse_faults(list(faults), self.names), where_possible=True) if faults else None
         if self._crew is None:
             self._crew = Crew(self.actors)
         try:
@@ -247,14 +274,8 @@ class Runner:
         found = self._calls.get(id(record))
         if found is None:
             found = Call.of(record, self.schemas)
-            if self.widen and found.write:
-                wide = frozenset(
-                    Access(a.table, None, None, a.write)
-                    if a.write and (a.table in self.widen or "" in self.widen)
-                    else a
-                    for a in found.touches
-                )
-                found = replace(found, touches=wide)
+            if self.widen and any(a.write and a.table in self.widen for a in found.touches):
+                found = replace(found, touches=found.touches | {STALE_GROUP})
             self._calls[id(record)] = found
         return found
 

@@ -19,13 +19,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import ValidationError
-from ..faults import CONFLICTABLE, FAULT_NAMES
-from ..faults.kinds import WEAK_ANSWERS, WeakAnswerFault, call_point
+from ..faults import FAULT_NAMES
+from ..faults.kinds import WEAK_ANSWERS, call_point
 
 #: The faults explore places at every call point (``hold`` needs two turns of one transaction).
 EXPLORE_FAULTS = tuple(name for name in FAULT_NAMES if name != "hold")
-#: Faults DynamoDB gives only the operations that can meet them (the weak answers: :func:`can_give`).
-ONLY_FOR = {"transaction-conflict": frozenset(CONFLICTABLE)}
 #: ``faults="all"``.
 ALL = "all"
 
@@ -59,14 +57,7 @@ def check_fault_names(faults: Sequence[str] | str | None, embedded: bool = True)
 
 def can_give(fault: str, operation: str, params: Mapping[str, Any] | None = None) -> bool:
     """Can DynamoDB answer this call with this fault? (``params`` None: judged by the operation alone.)"""
-    if fault in ONLY_FOR:
-        return operation in ONLY_FOR[fault]
-    kind = FAULT_NAMES[fault]()
-    if isinstance(kind, WeakAnswerFault):
-        if params is None:
-            return operation in kind.operations
-        return kind.refusal(operation, params) is None
-    return True
+    return FAULT_NAMES[fault]().gives(operation, params)
 
 
 def fault_scenarios(operations: Mapping[str, Sequence[Point]], faults: Sequence[str]) -> list[Scenario]:
@@ -81,6 +72,30 @@ def fault_scenarios(operations: Mapping[str, Sequence[Point]], faults: Sequence[
     return scenarios
 
 
+class Scenarios(list[Scenario]):
+    """An exploration's scenarios: the solo runs' call points first, then each one a run reveals.
+
+    An actor's n-th call depends on what it read: the GetItem of its solo run may be a Scan in
+    another order, or a call the solo run never made. Every run without a fault offers its calls
+    (:meth:`offer`), and a fault asked for by name is placed wherever DynamoDB can give it in
+    *some* order, appended to the list the strategies are still walking. (A fault's own run adds
+    no point: one fault per run, so a call only a fault makes never takes a second.)
+    """
+
+    def __init__(self, first: Sequence[Scenario], faults: Sequence[str]) -> None:
+        super().__init__(first)
+        self.faults = tuple(faults)
+        self._known = set(first)
+
+    def offer(self, actor: str, n: int, operation: str, params: Mapping[str, Any]) -> None:
+        """Actor's n-th call (1-based) was ``operation``: a scenario for each fault DynamoDB can give it."""
+        for fault in self.faults:
+            scenario = (f"{call_point(actor, n)}: {fault}",)
+            if scenario not in self._known and can_give(fault, operation, params):
+                self._known.add(scenario)
+                self.append(scenario)
+
+
 def describe(scenarios: Sequence[Scenario], faults: Sequence[str]) -> str:
     """``"no fault and each of 6 faults (lose-response, transaction-conflict at 4 call points)"``."""
     placed = len(scenarios) - 1
@@ -91,9 +106,9 @@ def describe(scenarios: Sequence[Scenario], faults: Sequence[str]) -> str:
 __all__ = [
     "ALL",
     "EXPLORE_FAULTS",
-    "ONLY_FOR",
     "Point",
     "Scenario",
+    "Scenarios",
     "can_give",
     "check_fault_names",
     "describe",

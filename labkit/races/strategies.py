@@ -139,6 +139,9 @@ class DPOR:
         prefer: list[str] = []
         while True:
             trace = runner.run(order, limit, prefer)
+            if trace.widened:  # the conflicts it reasoned with were too narrow: start the scenario again
+                path, order, prefer = [], [], []
+                continue
             calls = trace.calls
             for j, call in enumerate(calls[: len(order)]):  # the replayed prefix made the same calls?
                 before = path[j].next.get(call.actor)

@@ -1,27 +1,38 @@
 """Random race programs for the soundness property test (tests/races/test_soundness.py).
 
-A *program* is 2-3 actors of 2-4 DynamoDB calls each, on 1-3 items of one table; the table is
-hash-only or hash+range, its key attributes named as teams name them (``id``, ``user_id``,
-``pk``/``sk``, a numeric ``acct``/``ts``), and every item carries attributes besides its key. The
-calls are the ones the issue lists — GetItem, a PutItem computed from what the actor read,
-UpdateItem SET and ADD, DeleteItem, a conditional PutItem, a TransactWriteItems (an Update and a
-ConditionCheck) — and the others that name items: Query on a partition, Scan, BatchGetItem,
-BatchWriteItem, PartiQL with the full key. A third of the reads (GetItem, Query, Scan,
-BatchGetItem) are DynamoDB's default, eventually consistent, so a ``stale-read`` has somewhere to
-land. Every call's error is caught and recorded, so an actor makes the same number of calls in
-every order (the comparison is fair to any exploration).
+A *program* is 2-3 actors of 2-4 DynamoDB calls each, on 1-3 items of a main table and 1-2 items
+of a second one. The main table is keyed as teams key it (``id``, ``user_id``, ``pk``/``sk``, a
+numeric ``acct``/``ts``, a binary ``blob``, ``PK``/``SK``), carries a GSI (``by_grp``) and
+attributes besides its keys; the second table (``sku``) stands for "another table in the same
+transaction or batch". What the calls cover:
 
-A program's *final state* is every item of the table and what every actor's calls answered.
+* every spelling DynamoDB folds to one number (``0``/``-0``/``0E0``, ``1``/``1.0``/``1E0``/``01``):
+  each call spells its keys its own way (``Step.spell``), so two calls may name one item in two
+  spellings — and the binary keys as ``bytes`` or as text (botocore sends a text B value as its
+  UTF-8 bytes);
+* GetItem, a PutItem computed from what the actor read, UpdateItem SET and ADD, DeleteItem, a
+  conditional PutItem, TransactWriteItems (an Update and a ConditionCheck on either table),
+  Query on a partition and on the GSI, Scan, BatchGetItem and BatchWriteItem over both tables,
+  PartiQL SELECT/UPDATE with the full key;
+* reads whose answer decides the next operation (``branch``: a Scan when the item it read holds
+  ``n > 0``, else a GetItem of another item; ``upsert``: an update if the read found the item,
+  else a conditional put);
+* a third of the reads eventually consistent, so a ``stale-read`` has somewhere to land.
 
-:data:`FAULT_KINDS` is the one list of faults the generated programs draw from: add a kind
-there and every fault property runs it (the weak answers of issue 26 are in it).
+Every call's error is caught and recorded, so the comparison is fair to any exploration.
+
+A program's *outcome* is every item of both tables and what every actor's calls answered; the
+soundness test compares outcomes per fault that fired (:func:`fired`), so a strategy cannot make
+up for a missed outcome of one fault with the outcome of another.
+
+:data:`FAULT_KINDS` is every kind explore places; a program draws the kinds it is explored with.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -30,15 +41,10 @@ from hypothesis import strategies as st
 from labkit.backend import Connection
 from labkit.races import Interleaving
 from labkit.races.orders import count_orders
+from labkit.races.scenarios import EXPLORE_FAULTS
 
-#: The faults a generated program may be explored with (one place: add new kinds here).
-FAULT_KINDS: tuple[str, ...] = (
-    "lose-response",
-    "transaction-conflict",
-    "stale-read",
-    "unprocessed-items",
-    "short-page",
-)
+#: Every fault kind explore places (one place: a new kind joins every fault property).
+FAULT_KINDS: tuple[str, ...] = EXPLORE_FAULTS
 
 
 @dataclass(frozen=True)
@@ -57,10 +63,15 @@ SCHEMAS: tuple[Schema, ...] = (
     Schema("user_id"),
     Schema("pk", range="sk"),
     Schema("acct", "N", "ts", "N"),
+    Schema("blob", "B"),
     Schema("PK", range="SK"),
 )
+#: The second table every program may touch (hash-only, keyed ``sku``).
+SECOND = Schema("sku")
+#: The main tables' global secondary index: hash ``grp`` (``g0``/``g1``), every attribute projected.
+GSI = "by_grp"
 
-#: Call kinds, each ``(client, ctx, step) -> answer``; ``ctx`` is the program's world.
+#: Call kinds, each ``(client, ctx, step) -> answer``.
 KINDS: tuple[str, ...] = (
     "get",
     "put_from_read",
@@ -70,12 +81,21 @@ KINDS: tuple[str, ...] = (
     "cond_put",
     "transact",
     "query",
+    "query_gsi",
     "scan",
     "batch_get",
     "batch_write",
     "partiql_get",
     "partiql_set",
+    "branch",
+    "upsert",
 )
+#: How a number is spelled (each the same number to DynamoDB: "Supported data types", Number).
+SPELLINGS: Mapping[int, tuple[str, ...]] = {
+    0: ("0", "-0", "0E0", "-0.0"),
+    1: ("1", "1.0", "1E0", "01"),
+    2: ("2", "2.00", "0.2E1", "002"),
+}
 
 
 @dataclass(frozen=True)
@@ -84,21 +104,33 @@ class Step:
     item: int
     other: int
     value: int
+    #: which table the call's first item is in (0: the main table, 1: the second one)
+    table: int = 0
+    #: how its keys are spelled (numbers: :data:`SPELLINGS`; binaries: even bytes, odd text)
+    spell: int = 0
 
 
 @dataclass(frozen=True)
 class Program:
     schema: int
-    #: each item's initial ``n`` (None: absent)
+    #: each main-table item's initial ``n`` (None: absent)
     initial: tuple[int | None, ...]
     actors: tuple[tuple[Step, ...], ...]
+    #: each second-table item's initial ``n`` (None: absent)
+    second: tuple[int | None, ...] = ()
+    #: the fault kinds it is explored with (the fault properties)
+    faults: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def names(self) -> list[str]:
         return ["ABC"[i] for i in range(len(self.actors))]
 
     def calls(self) -> dict[str, int]:
-        return {name: len(steps) for name, steps in zip(self.names, self.actors, strict=True)}
+        """The calls each actor makes (a ``branch`` or ``upsert`` is two: its read, then what it decides)."""
+        return {
+            name: sum(2 if s.kind in ("branch", "upsert") else 1 for s in steps)
+            for name, steps in zip(self.names, self.actors, strict=True)
+        }
 
     def orders(self) -> int:
         return count_orders(self.calls())
@@ -111,24 +143,31 @@ def _steps(items: int, least: int, most: int) -> st.SearchStrategy[tuple[Step, .
         st.integers(0, items - 1),
         st.integers(0, items - 1),
         st.integers(1, 3),
+        st.integers(0, 1),
+        st.integers(0, 3),
     )
     return st.lists(step, min_size=least, max_size=most).map(tuple)
 
 
 @st.composite
-def programs(draw: st.DrawFn, max_orders: int, most_calls: int = 4) -> Program:
+def programs(draw: st.DrawFn, max_orders: int, most_calls: int = 4, faults: bool = False) -> Program:
     """A program whose orders (the multinomial of its call counts) are at most ``max_orders``."""
     schema = draw(st.integers(0, len(SCHEMAS) - 1))
     items = draw(st.integers(1, 3))
     initial = tuple(draw(st.lists(st.none() | st.integers(0, 2), min_size=items, max_size=items)))
-    n_actors = draw(st.integers(2, 3))
-    actors = [draw(_steps(items, 2, most_calls)) for _ in range(n_actors)]
-    while count_orders({str(i): len(a) for i, a in enumerate(actors)}) > max_orders:
-        longest = max(range(n_actors), key=lambda i: len(actors[i]))
+    second = tuple(draw(st.lists(st.none() | st.integers(0, 2), min_size=2, max_size=2)))
+    n_actors = draw(st.integers(1 if faults else 2, 3))
+    actors = [draw(_steps(items, 1 if faults else 2, most_calls)) for _ in range(n_actors)]
+    program = Program(schema, initial, tuple(actors), second)
+    while program.orders() > max_orders:
+        calls = program.calls()
+        longest = max(range(n_actors), key=lambda i: calls[program.names[i]])
         if len(actors[longest]) <= 1:
             break
         actors[longest] = actors[longest][:-1]
-    return Program(schema, initial, tuple(actors))
+        program = Program(schema, initial, tuple(actors), second)
+    kinds = tuple(draw(st.lists(st.sampled_from(FAULT_KINDS), min_size=1, max_size=3, unique=True))) if faults else ()
+    return Program(schema, initial, tuple(actors), second, kinds)
 
 
 # ---------------------------------------------------------------- the world a program runs in
@@ -136,7 +175,7 @@ def programs(draw: st.DrawFn, max_orders: int, most_calls: int = 4) -> Program:
 
 @dataclass(frozen=True)
 class World:
-    """The tables (one per schema) the programs run on, and the one client every actor uses.
+    """The tables (one per schema, and the second table) and the one client every actor uses.
 
     The client makes one attempt per call (a lost answer reaches the actor); one for all the
     programs' actors keeps each exploration from making clients of its own.
@@ -144,15 +183,20 @@ class World:
 
     conn: Connection
     tables: tuple[str, ...]
+    second: str
     client: Any
 
     @classmethod
     def create(cls, conn: Connection) -> World:
         names = []
-        for schema in SCHEMAS:
-            name = f"labkit-sound-{schema.hash.lower()}-{uuid.uuid4().hex[:6]}"
+        suffix = uuid.uuid4().hex[:6]
+        for i, schema in enumerate(SCHEMAS):
+            name = f"labkit-sound-{i}-{schema.hash.lower()}-{suffix}"
             keys = [{"AttributeName": schema.hash, "KeyType": "HASH"}]
-            attrs = [{"AttributeName": schema.hash, "AttributeType": schema.hash_type}]
+            attrs = [
+                {"AttributeName": schema.hash, "AttributeType": schema.hash_type},
+                {"AttributeName": "grp", "AttributeType": "S"},
+            ]
             if schema.range is not None:
                 keys.append({"AttributeName": schema.range, "KeyType": "RANGE"})
                 attrs.append({"AttributeName": schema.range, "AttributeType": schema.range_type})
@@ -161,17 +205,42 @@ class World:
                 KeySchema=keys,  # type: ignore[arg-type]
                 AttributeDefinitions=attrs,  # type: ignore[arg-type]
                 BillingMode="PAY_PER_REQUEST",
+                GlobalSecondaryIndexes=[
+                    {
+                        "IndexName": GSI,
+                        "KeySchema": [{"AttributeName": "grp", "KeyType": "HASH"}],
+                        "Projection": {"ProjectionType": "ALL"},
+                    }
+                ],
             )
             names.append(name)
-        return cls(conn, tuple(names), conn.new_client(retries={"total_max_attempts": 1, "mode": "standard"}))
+        second = f"labkit-sound-sku-{suffix}"
+        conn.client.create_table(
+            TableName=second,
+            KeySchema=[{"AttributeName": SECOND.hash, "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": SECOND.hash, "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        client = conn.new_client(retries={"total_max_attempts": 1, "mode": "standard"})
+        return cls(conn, tuple(names), second, client)
 
     def drop(self) -> None:
-        for name in self.tables:
+        for name in (*self.tables, self.second):
             self.conn.client.delete_table(TableName=name)
 
 
+def fired(res: Interleaving) -> tuple[tuple[str, int, str], ...]:
+    """The fault that fired in a run (actor, call number, kind), or () — what outcomes are compared per."""
+    out = []
+    for record in res.records:
+        label = str(record.get("injected") or "")
+        if label:
+            out.append((str(record.get("actor")), int(record.get("seq") or 0) + 1, label.split(" (")[0]))
+    return tuple(sorted(out))
+
+
 class Ctx:
-    """One program on its table: item keys, the calls, setup and the final state."""
+    """One program on its tables: item keys, the calls, setup and the outcome."""
 
     def __init__(self, world: World, program: Program) -> None:
         self.world = world
@@ -179,53 +248,111 @@ class Ctx:
         self.schema = SCHEMAS[program.schema]
         self.table = world.tables[program.schema]
 
-    def _value(self, kind: str, raw: str) -> dict[str, str]:
-        return {kind: raw}
+    # ------------------------------------------------------------ keys, spelled as the call spells them
 
-    def key(self, i: int) -> dict[str, dict[str, str]]:
+    def _value(self, kind: str, n: int, spell: int, text: str) -> dict[str, Any]:
+        if kind == "N":
+            return {"N": SPELLINGS[n][spell % len(SPELLINGS[n])]}
+        if kind == "B":
+            raw = f"key{n}"  # valid base64 as text too: the race lab once decoded it, the engine never does
+            return {"B": raw if spell % 2 else raw.encode("utf-8")}  # text: botocore sends its UTF-8 bytes
+        return {"S": f"{text}{n}"}
+
+    def key(self, i: int, spell: int = 0, table: int = 0) -> dict[str, dict[str, Any]]:
+        if table == 1:
+            return {SECOND.hash: {"S": f"sku-{i}"}}
         s = self.schema
         if s.range is None:
-            raw = str(100 + i) if s.hash_type == "N" else f"item-{i}"
-            return {s.hash: self._value(s.hash_type, raw)}
+            return {s.hash: self._value(s.hash_type, i, spell, "item-")}
         # two items share a partition, so a Query on it meets both
-        part = str(i // 2) if s.hash_type == "N" else f"part-{i // 2}"
-        sort = str(i) if s.range_type == "N" else f"s-{i}"
-        return {s.hash: self._value(s.hash_type, part), s.range: self._value(s.range_type, sort)}
+        return {
+            s.hash: self._value(s.hash_type, i // 2, spell, "part-"),
+            s.range: self._value(s.range_type, i, spell, "s-"),
+        }
 
-    def item(self, i: int, n: int, who: str) -> dict[str, Any]:
-        return {**self.key(i), "n": {"N": str(n)}, "by": {"S": who}, "note": {"S": f"item {i}"}}
+    def _table(self, table: int) -> str:
+        return self.world.second if table == 1 else self.table
+
+    def item(self, i: int, n: int, who: str, spell: int = 0, table: int = 0) -> dict[str, Any]:
+        extra = {} if table == 1 else {"grp": {"S": f"g{n % 2}"}}
+        return {**self.key(i, spell, table), "n": {"N": str(n)}, "by": {"S": who}, "note": {"S": f"item {i}"}, **extra}
+
+    # ------------------------------------------------------------ setup and outcome
 
     def setup(self) -> None:
         client = self.world.conn.client
-        for i, n in enumerate(self.program.initial):
-            if n is None:
-                client.delete_item(TableName=self.table, Key=self.key(i))
-            else:
-                client.put_item(TableName=self.table, Item=self.item(i, n, "setup"))
+        for table, initial in ((0, self.program.initial), (1, self.program.second)):
+            for i, n in enumerate(initial):
+                name = self._table(table)
+                if n is None:
+                    client.delete_item(TableName=name, Key=self.key(i, table=table))
+                else:
+                    client.put_item(TableName=name, Item=self.item(i, n, "setup", table=table))
 
     def final_state(self, res: Interleaving) -> tuple[Any, ...]:
         client = self.world.conn.client
-        items = client.scan(TableName=self.table, ConsistentRead=True)["Items"]
-        rows = sorted(tuple(sorted((k, str(v)) for k, v in item.items())) for item in items)
-        return (tuple(rows), tuple(sorted((k, str(v)) for k, v in res.results.items())))
+        tables = []
+        for name in (self.table, self.world.second):
+            items = client.scan(TableName=name, ConsistentRead=True)["Items"]
+            tables.append(tuple(sorted(tuple(sorted((k, str(v)) for k, v in item.items())) for item in items)))
+        return (tuple(tables), tuple(sorted((k, str(v)) for k, v in res.results.items())))
 
-    def _literal(self, av: Mapping[str, str]) -> str:
+    # ------------------------------------------------------------ the calls
+
+    def _literal(self, av: Mapping[str, Any]) -> str:
         ((kind, raw),) = av.items()
-        return raw if kind == "N" else f"'{raw}'"
+        return str(raw) if kind == "N" else f"'{raw}'"
 
-    def _where(self, i: int) -> str:
-        return " AND ".join(f'"{name}" = {self._literal(av)}' for name, av in self.key(i).items())
+    def _where(self, key: Mapping[str, Mapping[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+        """A PartiQL WHERE for the full key: literals for S and N, a ``?`` parameter for a binary."""
+        parts, params = [], []
+        for name, av in key.items():
+            if "B" in av:
+                parts.append(f'"{name}" = ?')
+                params.append(dict(av))
+            else:
+                parts.append(f'"{name}" = {self._literal(av)}')
+        return " AND ".join(parts), params
 
-    def call(self, client: Any, who: str, step: Step, seen: dict[int, int]) -> Any:
-        t, key = self.table, self.key(step.item)
+    def _n(self, items: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+        return tuple(sorted(str(i["n"]) for i in items))
+
+    def call(self, client: Any, who: str, step: Step, seen: dict[tuple[int, int], int], answers: list[Any]) -> None:
         kind = step.kind
+        if kind == "branch":  # a read whose answer decides the next operation
+            x = self._get(client, step, seen, consistent=True)
+            answers.append(x)
+            if x is not None and x > 0:
+                answers.append(self._n(client.scan(TableName=self.table, ConsistentRead=step.value != 1)["Items"]))
+            else:
+                other = Step("get", step.other, step.item, step.value, 1 - step.table, step.spell)
+                answers.append(self._get(client, other, seen, consistent=step.value != 1))
+            return
+        if kind == "upsert":  # an update if the read found the item, else a create
+            found = self._get(client, step, seen, consistent=step.value != 1)
+            answers.append(found)
+            then = Step(
+                "set" if found is not None else "cond_put", step.item, step.other, step.value, step.table, step.spell
+            )
+            answers.append(self._one(client, who, then, seen))
+            return
+        answers.append(self._one(client, who, step, seen))
+
+    def _get(self, client: Any, step: Step, seen: dict[tuple[int, int], int], consistent: bool) -> int | None:
+        key = self.key(step.item, step.spell, step.table)
+        item = client.get_item(TableName=self._table(step.table), Key=key, ConsistentRead=consistent).get("Item")
+        seen[(step.table, step.item)] = int(item["n"]["N"]) if item else 0
+        return int(item["n"]["N"]) if item else None
+
+    def _one(self, client: Any, who: str, step: Step, seen: dict[tuple[int, int], int]) -> Any:
+        kind, tb = step.kind, step.table
+        t, key = self._table(tb), self.key(step.item, step.spell, tb)
         consistent = step.value != 1  # a third of the reads are DynamoDB's default: eventually consistent
         if kind == "get":
-            item = client.get_item(TableName=t, Key=key, ConsistentRead=consistent).get("Item")
-            seen[step.item] = int(item["n"]["N"]) if item else 0
-            return seen[step.item] if item else None
+            return self._get(client, step, seen, consistent)
         if kind == "put_from_read":
-            client.put_item(TableName=t, Item=self.item(step.item, seen.get(step.item, 0) + 1, who))
+            item = self.item(step.item, seen.get((tb, step.item), 0) + 1, who, step.spell, tb)
+            client.put_item(TableName=t, Item=item)
             return "put"
         if kind == "set":
             client.update_item(
@@ -251,12 +378,12 @@ class Ctx:
         if kind == "cond_put":
             client.put_item(
                 TableName=t,
-                Item=self.item(step.item, step.value, who),
-                ConditionExpression="attribute_not_exists(#h)",
-                ExpressionAttributeNames={"#h": self.schema.hash},
+                Item=self.item(step.item, step.value, who, step.spell, tb),
+                ConditionExpression="attribute_not_exists(n)",
             )
             return "created"
-        if kind == "transact":
+        if kind == "transact":  # an Update of this item, a ConditionCheck on an item of the other table
+            check_table = 1 - tb
             client.transact_write_items(
                 TransactItems=[
                     {
@@ -264,54 +391,73 @@ class Ctx:
                             "TableName": t,
                             "Key": key,
                             "UpdateExpression": "SET n = :v",
-                            "ExpressionAttributeValues": {":v": {"N": str(seen.get(step.item, 0) + step.value)}},
+                            "ExpressionAttributeValues": {":v": {"N": str(seen.get((tb, step.item), 0) + step.value)}},
                         }
                     },
-                    *(
-                        [
-                            {
-                                "ConditionCheck": {
-                                    "TableName": t,
-                                    "Key": self.key(step.other),
-                                    "ConditionExpression": "attribute_exists(n)",
-                                }
-                            }
-                        ]
-                        if step.other != step.item
-                        else []
-                    ),
+                    {
+                        "ConditionCheck": {
+                            "TableName": self._table(check_table),
+                            "Key": self.key(step.other, step.spell + 1, check_table),
+                            "ConditionExpression": "attribute_exists(n)",
+                        }
+                    },
                 ]
             )
             return "committed"
         if kind == "query":
-            s = self.schema
-            part = self.key(step.item)[s.hash]
+            if tb == 1:  # the second table is hash-only: a Query names one item
+                names, part = {"#h": SECOND.hash}, key[SECOND.hash]
+            else:
+                names, part = {"#h": self.schema.hash}, key[self.schema.hash]
             out = client.query(
                 TableName=t,
                 KeyConditionExpression="#h = :p",
-                ExpressionAttributeNames={"#h": s.hash},
+                ExpressionAttributeNames=names,
                 ExpressionAttributeValues={":p": part},
                 ConsistentRead=consistent,
             )
-            return tuple(sorted(str(i["n"]) for i in out["Items"]))
+            return self._n(out["Items"])
+        if kind == "query_gsi":  # always eventually consistent (a GSI has no strong reads)
+            out = client.query(
+                TableName=self.table,
+                IndexName=GSI,
+                KeyConditionExpression="grp = :g",
+                ExpressionAttributeValues={":g": {"S": f"g{step.value % 2}"}},
+            )
+            return self._n(out["Items"])
         if kind == "scan":
-            out = client.scan(TableName=t, ConsistentRead=consistent)
-            return tuple(sorted(str(i["n"]) for i in out["Items"]))
-        if kind == "batch_get":
-            keys = [self.key(step.item)] + ([self.key(step.other)] if step.other != step.item else [])
-            out = client.batch_get_item(RequestItems={t: {"Keys": keys, "ConsistentRead": consistent}})
-            return tuple(sorted(str(i["n"]) for i in out["Responses"].get(t, [])))  # all unprocessed: none
-        if kind == "batch_write":
-            writes: list[dict[str, Any]] = [{"PutRequest": {"Item": self.item(step.item, step.value, who)}}]
-            if step.other != step.item:
-                writes.append({"DeleteRequest": {"Key": self.key(step.other)}})
-            client.batch_write_item(RequestItems={t: writes})
+            return self._n(client.scan(TableName=t, ConsistentRead=consistent)["Items"])
+        if kind == "batch_get":  # this item, and an item of the other table
+            other_t = 1 - tb
+            out = client.batch_get_item(
+                RequestItems={
+                    t: {"Keys": [key], "ConsistentRead": consistent},
+                    self._table(other_t): {"Keys": [self.key(step.other, step.spell + 1, other_t)]},
+                }
+            )
+            responses = out["Responses"]
+            return (self._n(responses.get(t, [])), self._n(responses.get(self._table(other_t), [])))
+        if kind == "batch_write":  # a put here, a delete in the other table
+            other_t = 1 - tb
+            client.batch_write_item(
+                RequestItems={
+                    t: [{"PutRequest": {"Item": self.item(step.item, step.value, who, step.spell, tb)}}],
+                    self._table(other_t): [{"DeleteRequest": {"Key": self.key(step.other, step.spell + 1, other_t)}}],
+                }
+            )
             return "batched"
         if kind == "partiql_get":
-            out = client.execute_statement(Statement=f'SELECT * FROM "{t}" WHERE {self._where(step.item)}')
-            return tuple(sorted(str(i["n"]) for i in out["Items"]))
+            where, params = self._where(key)
+            out = client.execute_statement(
+                Statement=f'SELECT * FROM "{t}" WHERE {where}', **({"Parameters": params} if params else {})
+            )
+            return self._n(out["Items"])
         if kind == "partiql_set":
-            client.execute_statement(Statement=f'UPDATE "{t}" SET n = {step.value} WHERE {self._where(step.item)}')
+            where, params = self._where(key)
+            out = client.execute_statement(
+                Statement=f'UPDATE "{t}" SET n = {step.value} WHERE {where}',
+                **({"Parameters": params} if params else {}),
+            )
             return "updated"
         raise AssertionError(f"unknown kind {kind}")
 
@@ -320,11 +466,11 @@ class Ctx:
 
         def make(who: str, steps: Sequence[Step]) -> Callable[[], tuple[Any, ...]]:
             def actor() -> tuple[Any, ...]:
-                seen: dict[int, int] = {}
+                seen: dict[tuple[int, int], int] = {}
                 answers: list[Any] = []
                 for step in steps:
                     try:
-                        answers.append(self.call(client, who, step, seen))
+                        self.call(client, who, step, seen, answers)
                     except ClientError as exc:
                         answers.append(exc.response["Error"]["Code"])
                     except BotoCoreError as exc:  # a lost answer (a fault): the call may have landed

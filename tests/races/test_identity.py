@@ -7,6 +7,7 @@ same item (the issue's defect: they looked like two items, and DPOR never reorde
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -232,8 +233,57 @@ def test_accesses__put_item__the_key_only_whatever_else_the_item_holds() -> None
 
 def test_accesses__unreadable_statement__everything() -> None:
     assert statement_access("FROB THE TABLE", None, lambda t: SCHEMAS.get(t)).table == EVERYTHING
-    assert canonical({"N": "1.50"}) == canonical({"N": "1.5"}) == ("N", "1.5")
-    assert canonical({"B": b"\x01"}) == canonical({"B": "AQ=="}) == ("B", "01")
+
+
+#: Spellings DynamoDB folds to one number ("Supported data types", Number: "Leading and trailing zeroes
+#: are trimmed"; -0 is stored as 0), each beside the spelling the engine stores.
+ONE_NUMBER = [("1", "1.0"), ("1", "1E0"), ("0.1", "0.10"), ("7", "007"), ("0", "-0"), ("0", "0E5"), ("150", "1.5E2")]
+
+
+@pytest.mark.parametrize(("stored", "spelled"), ONE_NUMBER)
+def test_canonical__number_spellings__one_value_as_the_engine_folds_them(stored: str, spelled: str) -> None:
+    """Every spelling of one number is one key value to the race lab, as it is one item to the engine."""
+    assert canonical({"N": spelled}) == canonical({"N": stored}) == ("N", stored)
+
+
+def test_canonical__binary_given_as_text__its_utf8_bytes_as_botocore_sends_it() -> None:
+    """botocore sends a text B value as its UTF-8 bytes (serialize.py ``_get_base64``), never base64-decoded."""
+    assert canonical({"B": "key0"}) == canonical({"B": b"key0"}) == canonical({"B": bytearray(b"key0")})
+    assert canonical({"B": "AQ=="}) != canonical({"B": b"\x01"})  # the text's bytes, not what it decodes to
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        *(({"N": a}, {"N": b}) for a, b in ONE_NUMBER),
+        ({"B": "key0"}, {"B": b"key0"}),
+        ({"B": b"\x00\xff"}, {"B": b"\x00\xff"}),
+    ],
+    ids=[*(f"N {a}={b}" for a, b in ONE_NUMBER), "B text=bytes", "B bytes"],
+)
+def test_canonical__same_item_to_the_engine__same_access_to_the_race_lab(
+    tconn: Connection, written: dict[str, Any], read: dict[str, Any]
+) -> None:
+    """The oracle is the engine: a key written one way and read the other finds the item, and identity agrees."""
+    kind = next(iter(written))
+    name = f"labkit-ident-{kind}-{uuid.uuid4().hex[:6]}"
+    client = tconn.client
+    client.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "k", "AttributeType": kind}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    try:
+        client.put_item(TableName=name, Item={"k": written, "v": {"S": "x"}})
+        assert "Item" in client.get_item(TableName=name, Key={"k": read}, ConsistentRead=True)
+        assert len(client.scan(TableName=name)["Items"]) == 1
+        schema = {name: ("k", None)}
+        put = accesses("PutItem", {"TableName": name, "Item": {"k": written}}, schema.get)
+        get = accesses("GetItem", {"TableName": name, "Key": {"k": read}}, schema.get)
+        assert {(a.table, a.hash) for a in put} == {(a.table, a.hash) for a in get}
+    finally:
+        client.delete_table(TableName=name)
 
 
 def test_key_schemas__asked_once_per_table__a_missing_table_is_not_kept(tconn: Connection) -> None:

@@ -1,6 +1,6 @@
 """ExecuteTransaction: up to 100 PartiQL statements as one TransactWriteItems (or, all reads, one
 TransactGetItems), so a duplicate INSERT cancels them all with reason ``DuplicateItem`` (API
-reference: ExecuteTransaction)."""
+reference: ExecuteTransaction); an ``EXISTS(SELECT ...)`` is a ConditionCheck among the writes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ...operations import ACTION_OF, Op
 from ..errors import ClientFault, cancelled
 from ..partiql.run import call
 from ..partiql.syntax import Statement, parse
-from ..partiql.translate import DUPLICATE, Run, projected, translate
+from ..partiql.translate import DUPLICATE, Run, condition_check, projected, translate
 from ..schema import SchemaOf
 from ..wire.decode import Request
 from ..wire.encode import Response, response
@@ -34,8 +34,11 @@ def _execute(request: Request, run: Run, schema_of: SchemaOf) -> Response:
     reads = [s.kind == "SELECT" for s in parsed]
     if any(reads) and not all(reads):
         raise _in_statement(reads.index(True), "Transactions with both reads and writes are not supported.")
-    actions = []
+    actions: list[dict[str, Any]] = []
     for stmt, entry in zip(parsed, params["TransactStatements"], strict=True):
+        if stmt.kind == "EXISTS":  # a ConditionCheck (developer guide: ql-functions.exists)
+            actions.append({"ConditionCheck": condition_check(stmt, list(entry.get("Parameters") or []), schema_of)})
+            continue
         operation, sub = translate(stmt, list(entry.get("Parameters") or []), schema_of, batch=all(reads))
         sub.pop("ReturnValues", None)
         actions.append({ACTION_OF[operation]: sub})

@@ -74,7 +74,7 @@ class Cond:
 
 @dataclass
 class Statement:
-    kind: str  # SELECT, INSERT, UPDATE, DELETE
+    kind: str  # SELECT, INSERT, UPDATE, DELETE; EXISTS (a SELECT inside EXISTS(...): transactions only)
     table: str
     index: str | None = None
     projection: tuple[Ref, ...] = ()  # SELECT (empty: *)
@@ -298,19 +298,15 @@ class _Parser:
     def statement(self) -> Statement:
         verb = self.word()
         if verb == "SELECT":
+            out = self.select()
+        elif verb == "EXISTS" and self.peek(1)[1] == "(":
             self.take()
-            projection: list[Ref] = []
-            if self.peek()[1] == "*":
-                self.take()
-            else:
-                projection.append(self.path())
-                while self.peek()[1] == ",":
-                    self.take()
-                    projection.append(self.path())
-            self.take("FROM")
-            table, index = self.target()
-            where = self.where()
-            out = Statement("SELECT", table, index, projection=tuple(projection), where=where)
+            self.take("(")
+            if self.word() != "SELECT":
+                raise malformed("Expected SELECT")
+            inner = self.select()
+            self.take(")")
+            out = Statement("EXISTS", inner.table, inner.index, where=inner.where)
         elif verb == "INSERT":
             self.take()
             self.take("INTO")
@@ -345,6 +341,20 @@ class _Parser:
             raise malformed(f"Unexpected token: {self.peek()[1]}")
         out.parameters = self.params
         return out
+
+    def select(self) -> Statement:
+        self.take("SELECT")
+        projection: list[Ref] = []
+        if self.peek()[1] == "*":
+            self.take()
+        else:
+            projection.append(self.path())
+            while self.peek()[1] == ",":
+                self.take()
+                projection.append(self.path())
+        self.take("FROM")
+        table, index = self.target()
+        return Statement("SELECT", table, index, projection=tuple(projection), where=self.where())
 
     def update_action(self, clause: str, out: Statement) -> None:
         """One ``path = value`` of a SET, or one path of a REMOVE."""

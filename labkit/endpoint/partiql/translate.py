@@ -32,6 +32,8 @@ from .syntax import Cond, Func, Literal, Param, Ref, Statement
 #: The engine's own request path (validated, hooked, applied, metered), for the requests statements become.
 Run = Callable[[Request], Response]
 DUPLICATE = "Duplicate primary key exists in table"
+#: DynamoDB documents that EXISTS "can only be used in transactions", not its message: labkit's words.
+EXISTS_OUTSIDE = "The EXISTS function can only be used in transactions (ExecuteTransaction)"
 _SET_KINDS = {"S": "SS", "N": "NS", "B": "BS"}
 
 
@@ -94,6 +96,35 @@ class _Builder(Placeholders):
         if op in ("begins_with", "contains", "attribute_type"):
             return f"{op}({', '.join(self.operand(a) for a in args)})"
         return f"{self.operand(args[0])} {op} {self.operand(args[1])}"
+
+
+def condition_check(stmt: Statement, parameters: list[Any], schema_of: SchemaOf) -> dict[str, Any]:
+    """An ``EXISTS(SELECT ... WHERE <full key> AND <condition>)`` as the ConditionCheck it does.
+
+    Developer Guide, "Using the EXISTS function with PartiQL for DynamoDB": "You can use EXISTS to
+    perform the same function as ``ConditionCheck`` does in the TransactWriteItems API. The EXISTS
+    function can only be used in transactions." The item must exist and meet the WHERE clause's
+    other conditions, or the transaction is cancelled (reason ``ConditionalCheckFailed``).
+    """
+    if stmt.parameters != len(parameters):
+        raise ClientFault("ValidationException", "Number of parameters in request and statement don't match.")
+    if stmt.index is not None:
+        raise ClientFault("ValidationException", "Reads on indices are not supported within transactions.")
+    schema = table_schema(schema_of, stmt.table)
+    build = _Builder(parameters)
+    keys = {(name,) for name in schema.key_names}
+    rest = [
+        c
+        for c in _conjuncts(stmt.where)
+        if not (c.op == "=" and any(isinstance(a, Ref) and a.parts in keys for a in c.args))
+    ]
+    exists = f"attribute_exists({build.name(schema.hash_key)})"
+    params: dict[str, Any] = {
+        "TableName": stmt.table,
+        "Key": _full_key(schema, stmt, build),
+        "ConditionExpression": " AND ".join([exists, *(f"({build.condition(c)})" for c in rest)]),
+    }
+    return build.attach(params)
 
 
 def _conjuncts(node: Cond | None) -> list[Cond]:
@@ -164,6 +195,8 @@ def translate(
     stmt: Statement, parameters: list[Any], schema_of: SchemaOf, batch: bool = False
 ) -> tuple[str, dict[str, Any]]:
     """The DynamoDB request (operation, parameters) a statement is run as."""
+    if stmt.kind == "EXISTS":
+        raise ClientFault("ValidationException", EXISTS_OUTSIDE)
     if stmt.parameters != len(parameters):
         raise ClientFault("ValidationException", "Number of parameters in request and statement don't match.")
     schema = table_schema(schema_of, stmt.table)

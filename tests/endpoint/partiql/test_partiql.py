@@ -227,10 +227,78 @@ def test_transaction__returning_clause_refused(client: Any, table: str) -> None:
     )
 
 
+#: Developer Guide, "Using the EXISTS function with PartiQL for DynamoDB".
+EXISTS_RULE = (
+    "You can use EXISTS to perform the same function as ConditionCheck does in the TransactWriteItems API. "
+    "The EXISTS function can only be used in transactions."
+)
+
+
+def test_transaction__exists_holds__the_writes_apply(client: Any, table: str) -> None:
+    """EXISTS(SELECT ... full key AND a condition) that holds lets the transaction's writes apply (EXISTS_RULE)."""
+    client.execute_transaction(
+        TransactStatements=[
+            {"Statement": f"EXISTS(SELECT * FROM \"{table}\" WHERE PK = 'p' AND SK = 'prefix-alpha' AND age = 30)"},
+            {"Statement": f"UPDATE \"{table}\" SET age = 31 WHERE PK = 'p' AND SK = 'other-gamma'"},
+        ]
+    )
+    item = client.get_item(TableName=table, Key={"PK": {"S": "p"}, "SK": {"S": "other-gamma"}})["Item"]
+    assert item["age"] == {"N": "31"}
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "PK = 'p' AND SK = 'prefix-alpha' AND age = 99",
+        "PK = 'p' AND SK = 'no-such-item' AND age = 30",
+        "PK = ? AND SK = ? AND age = ?",
+    ],
+    ids=["condition fails", "item missing", "parameters, item missing"],
+)
+def test_transaction__exists_fails__cancelled_as_a_condition_check_nothing_written(
+    client: Any, table: str, where: str
+) -> None:
+    """A failing EXISTS cancels the transaction as a failed ConditionCheck would: reason ConditionalCheckFailed in
+    its position, and the other statements are not applied (EXISTS_RULE)."""
+    before = scan_all(client, table)
+    params = [{"S": "p"}, {"S": "gone"}, {"N": "30"}] if "?" in where else None
+    with pytest.raises(ClientError) as caught:
+        client.execute_transaction(
+            TransactStatements=[
+                {"Statement": f"UPDATE \"{table}\" SET age = 1 WHERE PK = 'p' AND SK = 'prefix-beta'"},
+                {
+                    "Statement": f'EXISTS(SELECT * FROM "{table}" WHERE {where})',
+                    **({"Parameters": params} if params else {}),
+                },
+            ]
+        )
+    error = caught.value.response
+    assert error["Error"]["Code"] == "TransactionCanceledException"
+    assert [r["Code"] for r in error["CancellationReasons"]] == ["None", "ConditionalCheckFailed"]
+    assert scan_all(client, table) == before
+
+
+def test_execute_statement__exists_outside_a_transaction__refused(client: Any, table: str) -> None:
+    """EXISTS "can only be used in transactions" (EXISTS_RULE): ExecuteStatement refuses it, a 400."""
+    code, message = refused(
+        client.execute_statement, Statement=f"EXISTS(SELECT * FROM \"{table}\" WHERE PK = 'p' AND SK = 'prefix-alpha')"
+    )
+    assert code == "ValidationException" and "only be used in transactions" in message
+
+
+def test_transaction__exists_without_the_full_key__refused(client: Any, table: str) -> None:
+    """EXISTS's SELECT "must specify a full primary key" (EXISTS_RULE's page): without the sort key, a 400."""
+    code, message = refused(
+        client.execute_transaction,
+        TransactStatements=[{"Statement": f"EXISTS(SELECT * FROM \"{table}\" WHERE PK = 'p' AND age = 30)"}],
+    )
+    assert code == "ValidationException" and "key" in message
+
+
 # --- no statement is an engine failure -----------------------------------------------------------
 
 _WORDS = [
-    *("SELECT", "INSERT", "INTO", "UPDATE", "DELETE", "FROM", "WHERE", "SET", "REMOVE", "VALUE", "RETURNING"),
+    *("SELECT", "INSERT", "INTO", "UPDATE", "DELETE", "FROM", "WHERE", "SET", "REMOVE", "VALUE", "RETURNING", "EXISTS"),
     *("ALL", "OLD", "NEW", "*", "$T", '"$T"."i"', "PK", "SK", "a", "a.b", "a[0]", "=", "<>", "<", "AND", "OR"),
     *("NOT", "BETWEEN", "IN", "IS", "MISSING", "NULL", "(", ")", "[", "]", "{", "}", "<<", ">>", ",", ":"),
     *("'x'", "1", "-2.5", "?", "begins_with", "contains", "size", "true", "+", "-", "list_append", "'PK'", "'SK'"),
