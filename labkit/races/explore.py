@@ -46,9 +46,12 @@ With faults, one actor is enough (a service that reads back its own write races 
 DPOR stays sound with them: a run whose scenario holds a stale read starts from settled images
 (the endpoint forgets the images before it, so setup's writes are not what a stale read sees),
 and when the stale read is a Query, Scan or BatchGetItem — whose answer undoes the most recent
-commit to *any* item it reads — every write to the tables it reads counts as touching the whole
-table, so the order of those writes is explored (tests/races/test_soundness.py checks it against exhaustive
-search).
+commit to *any* item it reads — every write to the tables it reads conflicts with every other, so
+the order of those writes is explored; which tables those are is learnt from the call the fault
+really lands on in each run (tests/races/test_soundness.py checks it against exhaustive search).
+A fault is placed per order: where an actor's n-th call is, in some order, one DynamoDB cannot
+answer with it, that run goes without it, and a call point that only some orders reach gets its
+scenarios when a run first reaches it (:class:`~labkit.races.scenarios.Scenarios`).
 
 Actors must be deterministic: given the same answers from DynamoDB they make the same calls.
 :func:`explore` checks this on every run and raises :class:`~labkit.errors.RaceError` naming the

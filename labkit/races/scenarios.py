@@ -3,11 +3,13 @@
 ``explore(..., faults=["lose-response", "transaction-conflict"])`` explores every chosen order
 once with no fault and once per *scenario*: one fault (the race lab's injection,
 :mod:`labkit.faults`) on one call of one actor — ``"B2: lose-response"`` is B's second call,
-applied by DynamoDB and its answer lost. The call points come from each actor's solo run after
+applied by DynamoDB and its answer lost. The first call points come from each actor's solo run after
 ``setup()``; a fault is placed only where DynamoDB can answer with it (:func:`can_give`): a
 ``TransactionConflict`` meets writes and transactions, never a GetItem or a Query; a
 ``stale-read`` meets eventually consistent reads (no ``ConsistentRead=True``), ``unprocessed-items``
-batches, ``short-page`` Query and Scan. One fault per run: the calls a fault adds (an actor's
+batches, ``short-page`` Query and Scan — judged in each order from the call really made there
+(data-dependent code makes other calls in other orders), with the call points every run without a
+fault reaches (:class:`Scenarios`). One fault per run: the calls a fault adds (an actor's
 retry, the next page) are gated and ordered like any other, but carry no second fault.
 ``faults="all"`` is every kind explore places (:data:`EXPLORE_FAULTS`) — on a backend other than
 labkit's embedded endpoint, every kind but the weak answers, which only that endpoint gives.
