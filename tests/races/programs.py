@@ -68,6 +68,8 @@ SCHEMAS: tuple[Schema, ...] = (
 )
 #: The second table every program may touch (hash-only, keyed ``sku``).
 SECOND = Schema("sku")
+#: The most items a program names in each table (a step's ``item`` and ``other`` are below it).
+ITEMS = 3
 #: The main tables' global secondary index: hash ``grp`` (``g0``/``g1``), every attribute projected.
 GSI = "by_grp"
 
@@ -153,7 +155,7 @@ def _steps(items: int, least: int, most: int) -> st.SearchStrategy[tuple[Step, .
 def programs(draw: st.DrawFn, max_orders: int, most_calls: int = 4, faults: bool = False) -> Program:
     """A program whose orders (the multinomial of its call counts) are at most ``max_orders``."""
     schema = draw(st.integers(0, len(SCHEMAS) - 1))
-    items = draw(st.integers(1, 3))
+    items = draw(st.integers(1, ITEMS))
     initial = tuple(draw(st.lists(st.none() | st.integers(0, 2), min_size=items, max_size=items)))
     second = tuple(draw(st.lists(st.none() | st.integers(0, 2), min_size=2, max_size=2)))
     n_actors = draw(st.integers(1 if faults else 2, 3))
@@ -281,7 +283,8 @@ class Ctx:
 
     def setup(self) -> None:
         client = self.world.conn.client
-        for table, initial in ((0, self.program.initial), (1, self.program.second)):
+        for table, given in ((0, self.program.initial), (1, self.program.second)):
+            initial = (*given, *[None] * (ITEMS - len(given)))  # every item a step may name, reset
             for i, n in enumerate(initial):
                 name = self._table(table)
                 if n is None:
