@@ -20,7 +20,7 @@ import pytest
 from labkit.embedded import DYNAMODB_LOCAL, build_engine, start_endpoint
 from labkit.endpoint import DynamoEngine, EmbeddedEndpoint
 from labkit.endpoint.store.expiry import FIVE_YEARS_SECONDS, is_expired
-from labkit.operations import Op
+from labkit.operations import WEAK_ANSWER_HEADER, Op, WeakAnswer
 from tests.endpoint.conftest import FakeClock, code_of, engine_headers, make_table, post, raw_client
 
 TTL = "expires"
@@ -229,6 +229,31 @@ def test_expire_items__stream_on__remove_record_carries_dynamodb_s_service_ident
     assert ttl_delete["userIdentity"] == {"Type": "Service", "PrincipalId": "dynamodb.amazonaws.com"}
     assert ttl_delete["dynamodb"]["Keys"] == {"PK": {"S": "expired"}, "SK": {"S": "A"}}
     assert ttl_delete["dynamodb"]["OldImage"] == expired
+
+
+def test_expire_items__an_eventually_consistent_read_after__may_still_see_the_item(
+    endpoint: EmbeddedEndpoint, engine: DynamoEngine
+) -> None:
+    """Developer guide: deleted items "are removed from local secondary indexes and global secondary indexes just like
+    other delete operations"; the API reference: "in the same eventually consistent way as a standard delete
+    operation": a stale read just after the deletion answers the item; a strongly consistent one does not."""
+    client = raw_client(endpoint.url)
+    table = ttl_table(client)
+    item = put(client, table, "gone", at(engine.epoch() - 60))
+    assert engine.history is not None
+    engine.history.clear()  # settled: only the deletion is kept
+    engine.expire_items(table)
+    key = {"PK": {"S": "gone"}, "SK": {"S": "A"}}
+
+    def stale(request: Any, **_: Any) -> None:
+        request.headers[WEAK_ANSWER_HEADER] = WeakAnswer.STALE_READ.value
+
+    client.meta.events.register("before-sign.dynamodb.GetItem", stale)
+    answer = client.get_item(TableName=table, Key=key)
+    assert answer["Item"] == item
+    assert answer["ResponseMetadata"]["HTTPHeaders"][WEAK_ANSWER_HEADER.lower()] == WeakAnswer.STALE_READ.value
+    client.meta.events.unregister("before-sign.dynamodb.GetItem", stale)
+    assert "Item" not in client.get_item(TableName=table, Key=key, ConsistentRead=True)
 
 
 # --- the lab's epoch -------------------------------------------------------------------------
