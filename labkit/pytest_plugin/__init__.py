@@ -72,7 +72,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .artifacts import ARTIFACTS_MODULE, Artifacts
-from .environment import Routing, backend_url, default_region, moto_mocking, region_configured, route
+from .environment import Routing, backend_url, default_region, region_configured, route
 from .fixtures import _labkit_connections as _labkit_connections  # the fixture behind labkit_conn
 from .fixtures import labkit_backend, labkit_conn
 from .options import (
@@ -317,7 +317,6 @@ __all__ = [
     "labkit_backend",
     "labkit_conn",
     "labkit_reason",
-    "moto_mocking",
     "region_configured",
     "route",
     "user_endpoint",

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree
@@ -47,13 +48,14 @@ def clean_runner_env(home: Path) -> dict[str, str]:
     return env
 
 
-def run_pytest_in(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_pytest_in(folder: Path, *args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A plain ``python -m pytest ARGS`` in ``folder``, in a clean runner's environment (plus ``env``)."""
     home = folder.parent / "home"
     home.mkdir(exist_ok=True)
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *DEV_ONLY_PLUGINS_OFF, *args],
         cwd=folder,
-        env=clean_runner_env(home),
+        env={**clean_runner_env(home), **(env or {})},
         capture_output=True,
         text=True,
         timeout=300,
@@ -116,11 +118,11 @@ class Session:
         return {test: outcome for (where, test), outcome in self.outcomes.items() if where == module}
 
 
-def run_team(folder: Path, *args: str) -> Session:
+def run_team(folder: Path, *args: str, env: Mapping[str, str] | None = None) -> Session:
     """ONE plain pytest in ``folder`` (:func:`run_pytest_in`: a clean runner's environment). Several
     scenarios share a run where their modules share no state: each pytest start costs seconds of imports."""
     report = folder.parent / f"{folder.name}-report.xml"
-    done = run_pytest_in(folder, *args, f"--junitxml={report}")
+    done = run_pytest_in(folder, *args, f"--junitxml={report}", env=env)
     outcomes: dict[tuple[str, str], str] = {}
     for case in ElementTree.parse(report).getroot().iter("testcase"):
         failed = case.find("failure") is not None or case.find("error") is not None
