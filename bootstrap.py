@@ -479,6 +479,38 @@ def _run(python: Path, args: list[str], env: Mapping[str, str] = os.environ) -> 
     return subprocess.call(command, env=env)
 
 
+#: pytest options whose value is the next argument (``-k EXPR``): that argument is not a path.
+VALUE_OPTIONS = frozenset(
+    {"-k", "-m", "-n", "-p", "-o", "-c", "-W", "-r", "--dist", "--numprocesses", "--maxfail", "--deselect"}
+    | {"--ignore", "--ignore-glob", "--rootdir", "--junitxml", "--junit-xml", "--basetemp", "--durations"}
+    | {"--tb", "--confcutdir", "--log-level", "--labkit-backend", "--labkit-routing", "--labkit-artifacts"}
+)
+
+
+def _split_paths(args: list[str]) -> tuple[list[str], list[str]]:
+    """pytest's arguments as (options with their values, paths): a path is an argument that is neither an
+    option nor the value of one."""
+    options: list[str] = []
+    paths: list[str] = []
+    takes_value = False
+    for arg in args:
+        if takes_value or arg.startswith("-"):
+            options.append(arg)
+            takes_value = not takes_value and arg in VALUE_OPTIONS
+        else:
+            paths.append(arg)
+    return options, paths
+
+
+def loop_command(base: list[str], extra: list[str]) -> list[str]:
+    """``base`` (:data:`TEST_COMMAND`, :data:`SLOW_TEST_COMMAND`) with the user's arguments: paths given
+    replace its own (``tests notebooks``), so ``test tests/endpoint/store -x`` runs that folder only;
+    every option is kept, the user's after the loop's (pytest takes the last of one repeated)."""
+    options, paths = _split_paths(base)
+    mine, my_paths = _split_paths(extra)
+    return [*options, *mine, *(my_paths or paths)]
+
+
 def loop_environment(environ: Mapping[str, str]) -> dict[str, str]:
     """The test loop's environment: ``environ`` with Python's bytecode caches on.
 
@@ -553,8 +585,8 @@ def main(argv: list[str]) -> int:
         env = loop_environment(os.environ)
         if "--slow" in rest:
             rest.remove("--slow")
-            return _run(python, [*SLOW_TEST_COMMAND, *rest], env)
-        return _run(python, [*TEST_COMMAND, *rest], env)
+            return _run(python, loop_command(SLOW_TEST_COMMAND, rest), env)
+        return _run(python, loop_command(TEST_COMMAND, rest), env)
     if command == "lint":
         return lint(python)
     if command == "notebooks":
