@@ -57,7 +57,7 @@ LOCK_PLATFORMS = (
     "x86_64-apple-darwin",
     "x86_64-pc-windows-msvc",
 )
-#: ... on the lowest release of every Python minor the README promises (Debian 12's is 3.11.2) ...
+#: ... on the lowest release of every Python minor the README and docs/install.md promise (Debian 12's is 3.11.2) ...
 LOCK_PYTHONS = ("3.11.0", "3.12.0", "3.13.0")
 #: ... and, on macOS, from macOS 12 on (uv reads the target from MACOSX_DEPLOYMENT_TARGET; its own
 #: default moves with uv's releases).
@@ -364,7 +364,7 @@ def lock(check_only: bool = False) -> int:
             print(f"bootstrap: lock check failed: {problem}", file=sys.stderr)
         print(
             f"bootstrap: {len(problems)} of {pairs} platform x Python pairs cannot install {CONSTRAINTS.name} from "
-            "wheels; change pyproject.toml's ranges (or the pairs in bootstrap.py and the README), then "
+            "wheels; change pyproject.toml's ranges (or the pairs in bootstrap.py and docs/install.md), then "
             f"`{LOCK_COMMAND}`",
             file=sys.stderr,
         )
