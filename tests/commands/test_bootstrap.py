@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import bootstrap
-from tests.conftest import TEAM_POINTS
+from tests.helpers import TEAM_POINTS
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD_PYTHONS = ["python3.10", "python3.9", "python3.8", "python3.7"]

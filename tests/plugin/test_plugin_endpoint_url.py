@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import boto3
 import pytest
 
-from tests.conftest import TEAM_POINTS
-from tests.plugin.conftest import Session, run_team
+from tests.helpers import TEAM_POINTS
+from tests.plugin.teams import Session, run_team
 from tests.serving import Served, labkit_serve
 
 #: A team's tests: labkit_conn's table, a race explored on it, and the team's own plain client.
