@@ -343,7 +343,12 @@ def recorded_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """``bootstrap.main`` with the install stubbed out: each pytest command it would run, recorded."""
     ran: list[list[str]] = []
     monkeypatch.setattr(bootstrap, "ensure_env", lambda *_: Path("/venv/bin/python"))
-    monkeypatch.setattr(bootstrap, "_run", lambda python, args, env=None: ran.append(args) or 0)
+
+    def run(python: Path, args: list[str], env: object = None) -> int:
+        ran.append(args)
+        return 0
+
+    monkeypatch.setattr(bootstrap, "_run", run)
     return ran
 
 
