@@ -30,10 +30,11 @@ option.
     (real DynamoDB through the normal credential chain; a table per ``labkit_conn`` test takes
     seconds there), an ``http(s)://`` URL of any DynamoDB-compatible endpoint, or ``none``
     (labkit stays out; a labkit test errors, naming both). Passing it makes every test a labkit
-    test. Without it: the ``labkit_backend`` ini option (the same), else ``LABKIT_BACKEND`` (the
-    backend of labkit tests only), else the endpoint ``AWS_ENDPOINT_URL_DYNAMODB`` (or
-    ``AWS_ENDPOINT_URL``) already names, else ``embedded``. Anything else stops pytest at
-    startup with a usage error.
+    test. Without it: the ``labkit_backend`` ini option (the same), else ``LABKIT_ENDPOINT_URL``,
+    else ``LABKIT_BACKEND`` (the backend of labkit tests only), else the endpoint
+    ``AWS_ENDPOINT_URL_DYNAMODB`` (or ``AWS_ENDPOINT_URL``) already names, else ``embedded``: the
+    resolver ``labkit.connect()`` uses (:mod:`labkit.backend_choice`). Anything else stops pytest
+    at startup with a usage error.
 Tables
     Tables that code creates during a labkit test (its function-scoped fixtures, its body, its
     teardown) on a lab backend (embedded, local, a URL) are dropped after the test; tables
