@@ -10,8 +10,8 @@ written). Anything else that escapes is an engine bug: the HTTP layer answers 50
 The engine imports no plug-in. It is handed its hooks (:mod:`labkit.engine_hooks`) and its
 control operations (``X-Amz-Target`` -> handler) by whoever builds it — :mod:`labkit.embedded`
 lists labkit's defaults — and plug-ins use only its public methods: :meth:`DynamoEngine.now`,
-:meth:`~DynamoEngine.advance_clock`, :attr:`~DynamoEngine.generation`, the hook list and the
-table views.
+:meth:`~DynamoEngine.advance_clock`, :meth:`~DynamoEngine.set_clock`, :attr:`~DynamoEngine.generation`,
+the hook list and the table views.
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from .. import constants as C
 from ..engine_hooks import Hook, Rejection, RequestInfo, wants, weak_answer
 from ..operations import DATA_PLANE, TOKENED, WeakAnswer, weak_answer_misuse
-from ..validation import check_non_negative
+from ..validation import check_choice, check_non_negative
 from . import weak
 from .checks.request import validate
 from .errors import ClientFault
@@ -54,7 +55,8 @@ class DynamoEngine:
     """Applies DynamoDB JSON requests to moto's DynamoDB, one at a time.
 
     ``clock`` (seconds, monotonic) is the engine's time: it dates ClientRequestTokens and is the
-    ``now`` hooks see; tests inject a fake one, :meth:`advance_clock` moves it forward. ``hooks``
+    ``now`` hooks see (partition buckets, throttling); tests inject a fake one, :meth:`advance_clock`
+    moves it forward, :meth:`set_clock` freezes it (a lab owns it) or lets it follow ``clock`` again. ``hooks``
     see every validated data-plane request they want (see :mod:`labkit.engine_hooks`); none by
     default. ``controls`` maps an ``X-Amz-Target`` (e.g. ``"Labkit.SetFaults"``) to the
     :data:`Control` that answers it; any other target is decoded as a DynamoDB request, so an
@@ -77,6 +79,8 @@ class DynamoEngine:
         self.lock = threading.RLock()
         self._clock = clock
         self._advanced = 0.0
+        self._paused = 0.0  # seconds of ``clock`` that passed while the engine's clock was frozen
+        self._frozen_at: float | None = None  # ``clock()`` when it was frozen; None: it follows ``clock``
         from .store.moto_store import MotoStore  # moto takes ~0.3 s to import: only when an engine is built
 
         self.store: MotoStore = MotoStore(data)
@@ -97,19 +101,46 @@ class DynamoEngine:
 
     # the engine's time -----------------------------------------------------------------------
     def now(self) -> float:
-        """The engine's clock: the ``clock`` it was given, plus every :meth:`advance_clock`."""
-        return self._clock() + self._advanced
+        """The engine's clock: the ``clock`` it was given (stopped while frozen), plus every :meth:`advance_clock`.
+
+        Every time-based behaviour of the engine reads it, and only it: the ClientRequestToken
+        window, and the ``now`` its hooks are told (partition buckets and throttling).
+        """
+        with self.lock:
+            frozen_at = self._frozen_at
+            return (self._clock() if frozen_at is None else frozen_at) - self._paused + self._advanced
 
     def advance_clock(self, seconds: float) -> float:
         """Move the engine's clock forward by ``seconds`` (>= 0); returns the total advance so far.
 
         Everything dated by the engine sees it: ClientRequestTokens age (past DynamoDB's 10
         minutes they are forgotten), and hooks get the later ``now`` (token buckets refill).
+        Frozen or not, the clock moves by exactly ``seconds``.
         """
         seconds = check_non_negative("seconds", seconds)
         with self.lock:
             self._advanced += seconds
             return self._advanced
+
+    @property
+    def clock_mode(self) -> str:
+        """``"real"``: the clock follows the ``clock`` it was given; ``"frozen"``: only :meth:`advance_clock`
+        moves it."""
+        return C.CLOCK_REAL if self._frozen_at is None else C.CLOCK_FROZEN
+
+    def set_clock(self, mode: str) -> str:
+        """Freeze the engine's clock (``"frozen"``) or let it follow real time again (``"real"``); returns the
+        mode it had. It never goes back: frozen, it stands at the instant it was frozen; thawed, it goes on
+        from where it stood (the real seconds that passed while it was frozen never reach it)."""
+        check_choice("clock mode", mode, C.CLOCK_MODES)
+        with self.lock:
+            before = self.clock_mode
+            if mode == C.CLOCK_FROZEN and self._frozen_at is None:
+                self._frozen_at = self._clock()
+            elif mode == C.CLOCK_REAL and self._frozen_at is not None:
+                self._paused += self._clock() - self._frozen_at
+                self._frozen_at = None
+            return before
 
     @property
     def generation(self) -> int:

@@ -92,11 +92,14 @@ from .answers import (
 )
 from .control import (
     CONTROL_OPERATIONS,
+    LabClock,
     advance_token_clock,
     control,
     endpoint_fault_log,
     endpoint_faults,
+    lab_clock,
     set_endpoint_faults,
+    set_lab_clock,
 )
 from .injector import FaultInjector, fault_controls
 from .kinds import (
@@ -136,6 +139,7 @@ __all__ = [
     "FaultRules",
     "FaultSpec",
     "Hold",
+    "LabClock",
     "LoseResponse",
     "OPERATIONS",
     "ServerError",
@@ -155,9 +159,11 @@ __all__ = [
     "error_body",
     "fault_controls",
     "inject",
+    "lab_clock",
     "load_rules",
     "parse_faults",
     "plan_for",
     "rejection",
     "set_endpoint_faults",
+    "set_lab_clock",
 ]

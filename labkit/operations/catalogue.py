@@ -107,6 +107,7 @@ class Op(StrEnum):
     HOLD_TRANSACTION = "Labkit.HoldTransaction"
     RELEASE_TRANSACTION = "Labkit.ReleaseTransaction"
     ADVANCE_CLOCK = "Labkit.AdvanceClock"
+    SET_CLOCK = "Labkit.SetClock"
     SETTLE_IMAGES = "Labkit.SettleImages"
 
     def __repr__(self) -> str:  # an Op is its name, in messages too: f"{op!r}" is 'GetItem'
@@ -295,6 +296,7 @@ _RECORDS: tuple[Operation, ...] = (
             Op.HOLD_TRANSACTION,
             Op.RELEASE_TRANSACTION,
             Op.ADVANCE_CLOCK,
+            Op.SET_CLOCK,
             Op.SETTLE_IMAGES,
         )
     ),
