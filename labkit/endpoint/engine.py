@@ -79,8 +79,9 @@ class DynamoEngine:
         self.lock = threading.RLock()
         self._clock = clock
         self._advanced = 0.0
-        self._paused = 0.0  # seconds of ``clock`` that passed while the engine's clock was frozen
-        self._frozen_at: float | None = None  # ``clock()`` when it was frozen; None: it follows ``clock``
+        # (``clock()`` when it was frozen, None: it follows ``clock``; the seconds of ``clock`` that passed
+        # while it was frozen): one tuple, swapped whole, so :meth:`now` reads it without the lock
+        self._mode: tuple[float | None, float] = (None, 0.0)
         from .store.moto_store import MotoStore  # moto takes ~0.3 s to import: only when an engine is built
 
         self.store: MotoStore = MotoStore(data)
@@ -106,9 +107,8 @@ class DynamoEngine:
         Every time-based behaviour of the engine reads it, and only it: the ClientRequestToken
         window, and the ``now`` its hooks are told (partition buckets and throttling).
         """
-        with self.lock:
-            frozen_at = self._frozen_at
-            return (self._clock() if frozen_at is None else frozen_at) - self._paused + self._advanced
+        frozen_at, paused = self._mode
+        return (self._clock() if frozen_at is None else frozen_at) - paused + self._advanced
 
     def advance_clock(self, seconds: float) -> float:
         """Move the engine's clock forward by ``seconds`` (>= 0); returns the total advance so far.
@@ -126,7 +126,7 @@ class DynamoEngine:
     def clock_mode(self) -> str:
         """``"real"``: the clock follows the ``clock`` it was given; ``"frozen"``: only :meth:`advance_clock`
         moves it."""
-        return C.CLOCK_REAL if self._frozen_at is None else C.CLOCK_FROZEN
+        return C.CLOCK_REAL if self._mode[0] is None else C.CLOCK_FROZEN
 
     def set_clock(self, mode: str) -> str:
         """Freeze the engine's clock (``"frozen"``) or let it follow real time again (``"real"``); returns the
@@ -135,11 +135,11 @@ class DynamoEngine:
         check_choice("clock mode", mode, C.CLOCK_MODES)
         with self.lock:
             before = self.clock_mode
-            if mode == C.CLOCK_FROZEN and self._frozen_at is None:
-                self._frozen_at = self._clock()
-            elif mode == C.CLOCK_REAL and self._frozen_at is not None:
-                self._paused += self._clock() - self._frozen_at
-                self._frozen_at = None
+            frozen_at, paused = self._mode
+            if mode == C.CLOCK_FROZEN and frozen_at is None:
+                self._mode = (self._clock(), paused)
+            elif mode == C.CLOCK_REAL and frozen_at is not None:
+                self._mode = (None, paused + self._clock() - frozen_at)
             return before
 
     @property
