@@ -136,7 +136,7 @@ class Runner:
         self.stale = False  # the scenario holds a stale read: each run starts from settled images
         self.widen: frozenset[str] = frozenset()  # tables whose writes count as touching the whole table
         self.stage = Stage.of(actors, conn)
-        self.schemas = KeySchemas(conn)
+        self.schemas = self.stage.schemas or KeySchemas(conn)  # one DescribeTable per table: keys and reduction
         self._crew: Crew | None = None
         self._calls: dict[int, Call] = {}
 
