@@ -150,9 +150,7 @@ def test_update__one_condition_beside_the_key__applied_when_it_holds_refused_whe
     """`UPDATE ... WHERE pk = ? AND rev = ?` (one condition beside the key) runs: applied at the expected rev,
     ConditionalCheckFailedException at a stale one (Developer Guide, "PartiQL update statements")."""
     statement = f'UPDATE "{versioned}" SET status = ? SET rev = ? WHERE pk = ? AND rev = ?'
-    client.execute_statement(
-        Statement=statement, Parameters=[{"S": "paid"}, {"N": "2"}, {"S": "ORDER#1"}, {"N": "1"}]
-    )
+    client.execute_statement(Statement=statement, Parameters=[{"S": "paid"}, {"N": "2"}, {"S": "ORDER#1"}, {"N": "1"}])
     item = client.get_item(TableName=versioned, Key={"pk": {"S": "ORDER#1"}})["Item"]
     assert (item["status"], item["rev"]) == ({"S": "paid"}, {"N": "2"})
     assert refused(
@@ -169,9 +167,11 @@ def test_update__key_names_no_item__conditional_check_failed_and_nothing_created
 ) -> None:
     """ "If the WHERE clause of the UPDATE statement does not evaluate to true for any item in the DynamoDB table,
     ConditionalCheckFailedException is returned" (Developer Guide, "PartiQL update statements"): no item is created."""
-    assert refused(
-        client.execute_statement, Statement=f"UPDATE \"{versioned}\" SET status = 'paid' WHERE pk = 'ORDER#2'{condition}"
-    ) == ("ConditionalCheckFailedException", "The conditional request failed")
+    statement = f"UPDATE \"{versioned}\" SET status = 'paid' WHERE pk = 'ORDER#2'{condition}"
+    assert refused(client.execute_statement, Statement=statement) == (
+        "ConditionalCheckFailedException",
+        "The conditional request failed",
+    )
     assert "Item" not in client.get_item(TableName=versioned, Key={"pk": {"S": "ORDER#2"}})
 
 
@@ -284,7 +284,7 @@ def test_transaction__duplicate_key_insert__cancelled_and_rolled_back(client: An
 
 def test_transaction__update_of_no_item__cancelled_conditional_check_failed(client: Any, versioned: str) -> None:
     """An UPDATE whose key names no item cancels the transaction: TransactionCanceledException with reason
-    ConditionalCheckFailed in its position (Developer Guide, "Performing transactions with PartiQL"); nothing applied."""
+    ConditionalCheckFailed in its position (Developer Guide, "Performing transactions with PartiQL"); none applied."""
     before = scan_all(client, versioned)
     with pytest.raises(ClientError) as caught:
         client.execute_transaction(
