@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from .. import connect
+from ..backend_choice import parse_backend
 from . import check, names
 from .solutions import REFERENCE
 
@@ -18,7 +19,10 @@ EXIT_FAILED = 1
 
 def run(args: argparse.Namespace) -> int:
     """Check each reference solution; print one row per exercise; 0 if all pass, else 1."""
-    conn = connect(getattr(args, "backend", None))
+    backend = getattr(args, "backend", None)
+    if backend:
+        parse_backend(backend, "--backend")  # a typo is named as the option the user typed
+    conn = connect(backend)
     print(f"labkit exercises: checking the reference solutions on backend {conn.backend}")
     print(f"{'exercise':<16} {'result':<8} {'seconds':>7}  checked")
     failed = []

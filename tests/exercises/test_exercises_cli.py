@@ -51,7 +51,7 @@ def test_labkit_exercises__unknown_backend__one_line_error_exit_2(capsys: pytest
     """A backend that does not exist is one clear error and exit code 2, not a traceback."""
     assert main(["exercises", "--backend", "nosuch"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("labkit: error: unknown backend 'nosuch'")
+    assert err.startswith("labkit: error: --backend: unknown labkit backend 'nosuch'; choose one of: embedded")
     assert "Traceback" not in err and err.count("\n") == 1
 
 
