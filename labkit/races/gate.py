@@ -168,7 +168,8 @@ class GatedRun(Session):
                 else:
                     error = RaceError(
                         f"{t.binding.who} raised {type(exc).__name__}: {exc} (after {t.calls} call(s); "
-                        f"{self.chooser.describe(self)}). Fix it; only DynamoDB errors count as an outcome of a race."
+                        f"{self.chooser.describe(self.tasks)}). Fix it; only DynamoDB errors count as an outcome "
+                        "of a race."
                     )
                     error.__cause__ = exc
                     self._fail(error)
@@ -293,7 +294,7 @@ class GatedRun(Session):
                 self._fail(
                     RaceError(
                         f"actor {actor!r} made more calls than explore gave it turns ({self.max_calls}; "
-                        f"{self.chooser.describe(self)}); a retry loop that never ends? Raise max_calls if "
+                        f"{self.chooser.describe(self.tasks)}); a retry loop that never ends? Raise max_calls if "
                         "the actor really makes that many."
                     )
                 )
@@ -333,7 +334,7 @@ class GatedRun(Session):
                 if exc is not None and not is_outcome(exc):
                     error = RaceError(
                         f"actor {actor!r} raised {type(exc).__name__}: {exc} "
-                        f"(after {self.taken[actor]} turn(s); {self.chooser.describe(self)}). "
+                        f"(after {self.taken[actor]} turn(s); {self.chooser.describe(self.tasks)}). "
                         "Fix the actor; only DynamoDB errors count as an outcome of a race."
                     )
                     error.__cause__ = exc
@@ -365,7 +366,7 @@ class GatedRun(Session):
         if not waiting:
             return  # every task blocked or done: a wake-up (or the deadline) comes next
         try:
-            choice = self.chooser.choose(self, waiting, quiet)
+            choice = self.chooser.choose(self.tasks, waiting, quiet)
         except RaceError as error:
             self._fail(error)
             return
@@ -421,8 +422,8 @@ class GatedRun(Session):
     def stalled(self) -> RaceError:
         """The error for a run that ran out of time: which turn was never taken, or never answered."""
         turn = len(self.steps)
-        nxt = self.in_flight.name if self.in_flight is not None else self.chooser.expected(self)
-        where = self.chooser.describe(self)
+        nxt = self.in_flight.name if self.in_flight is not None else self.chooser.expected(self.tasks)
+        where = self.chooser.describe(self.tasks)
         if self.in_flight is not None:  # a slow answer (a loaded machine, a slow endpoint), not a stuck actor
             return RaceError(
                 f"timed out: turn {turn} (actor {nxt!r}) was taken but its call had not "

@@ -233,7 +233,7 @@ def run_gated(
         run.closed = True  # a late call (a thread an actor left running) is refused
     if run.failure is not None:
         raise run.failure
-    ended = chooser.check_end(run)
+    ended = chooser.check_end(run.tasks)
     if ended is not None:
         raise ended
     errors.update(run.errors)
