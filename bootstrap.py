@@ -57,7 +57,7 @@ LOCK_PLATFORMS = (
     "x86_64-apple-darwin",
     "x86_64-pc-windows-msvc",
 )
-#: ... on the lowest release of every Python minor the README promises (Debian 12's is 3.11.2) ...
+#: ... on the lowest release of every Python minor the README and docs/install.md promise (Debian 12's is 3.11.2) ...
 LOCK_PYTHONS = ("3.11.0", "3.12.0", "3.13.0")
 #: ... and, on macOS, from macOS 12 on (uv reads the target from MACOSX_DEPLOYMENT_TARGET; its own
 #: default moves with uv's releases).
@@ -364,7 +364,7 @@ def lock(check_only: bool = False) -> int:
             print(f"bootstrap: lock check failed: {problem}", file=sys.stderr)
         print(
             f"bootstrap: {len(problems)} of {pairs} platform x Python pairs cannot install {CONSTRAINTS.name} from "
-            "wheels; change pyproject.toml's ranges (or the pairs in bootstrap.py and the README), then "
+            "wheels; change pyproject.toml's ranges (or the pairs in bootstrap.py and docs/install.md), then "
             f"`{LOCK_COMMAND}`",
             file=sys.stderr,
         )
@@ -479,6 +479,38 @@ def _run(python: Path, args: list[str], env: Mapping[str, str] = os.environ) -> 
     return subprocess.call(command, env=env)
 
 
+#: pytest options whose value is the next argument (``-k EXPR``): that argument is not a path.
+VALUE_OPTIONS = frozenset(
+    {"-k", "-m", "-n", "-p", "-o", "-c", "-W", "-r", "--dist", "--numprocesses", "--maxfail", "--deselect"}
+    | {"--ignore", "--ignore-glob", "--rootdir", "--junitxml", "--junit-xml", "--basetemp", "--durations"}
+    | {"--tb", "--confcutdir", "--log-level", "--labkit-backend", "--labkit-routing", "--labkit-artifacts"}
+)
+
+
+def _split_paths(args: list[str]) -> tuple[list[str], list[str]]:
+    """pytest's arguments as (options with their values, paths): a path is an argument that is neither an
+    option nor the value of one."""
+    options: list[str] = []
+    paths: list[str] = []
+    takes_value = False
+    for arg in args:
+        if takes_value or arg.startswith("-"):
+            options.append(arg)
+            takes_value = not takes_value and arg in VALUE_OPTIONS
+        else:
+            paths.append(arg)
+    return options, paths
+
+
+def loop_command(base: list[str], extra: list[str]) -> list[str]:
+    """``base`` (:data:`TEST_COMMAND`, :data:`SLOW_TEST_COMMAND`) with the user's arguments: paths given
+    replace its own (``tests notebooks``), so ``test tests/endpoint/store -x`` runs that folder only;
+    every option is kept, the user's after the loop's (pytest takes the last of one repeated)."""
+    options, paths = _split_paths(base)
+    mine, my_paths = _split_paths(extra)
+    return [*options, *mine, *(my_paths or paths)]
+
+
 def loop_environment(environ: Mapping[str, str]) -> dict[str, str]:
     """The test loop's environment: ``environ`` with Python's bytecode caches on.
 
@@ -553,8 +585,8 @@ def main(argv: list[str]) -> int:
         env = loop_environment(os.environ)
         if "--slow" in rest:
             rest.remove("--slow")
-            return _run(python, [*SLOW_TEST_COMMAND, *rest], env)
-        return _run(python, [*TEST_COMMAND, *rest], env)
+            return _run(python, loop_command(SLOW_TEST_COMMAND, rest), env)
+        return _run(python, loop_command(TEST_COMMAND, rest), env)
     if command == "lint":
         return lint(python)
     if command == "notebooks":

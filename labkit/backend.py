@@ -8,7 +8,9 @@ Backends (``LABKIT_BACKEND`` or ``connect(backend=...)``):
 ``local``     DynamoDB Local at http://localhost:8000 (``docker compose up -d dynamodb``).
 ``aws``       real DynamoDB through the normal credential chain and region. Opt-in only.
 
-``LABKIT_ENDPOINT_URL`` points labkit at any other DynamoDB-compatible endpoint.
+``LABKIT_ENDPOINT_URL`` points labkit at any other DynamoDB-compatible endpoint. Which one is
+chosen (arguments first, then ``LABKIT_ENDPOINT_URL``, then ``LABKIT_BACKEND``) is decided by
+:func:`labkit.backend_choice.resolve_backend`, the resolver the pytest plugin uses too.
 No backend ever falls back silently to another.
 """
 
@@ -26,18 +28,22 @@ from botocore.loaders import Loader, create_loader
 
 from . import constants as C
 from ._errors_map import map_errors
+from .backend_choice import (
+    BACKENDS,
+    ENDPOINT,
+    ENV_BACKEND,
+    ENV_EMBEDDED_URL,
+    ENV_ENDPOINT_URL,
+    ENV_LOCAL_URL,
+    NONE,
+    resolve_backend,
+)
 from .errors import BackendUnavailable, ConfigurationError, DynamoError, LabkitError, TableError
 from .operations import Op
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-BACKENDS = ("embedded", "local", "aws")
-
-ENV_BACKEND = "LABKIT_BACKEND"
-ENV_ENDPOINT_URL = "LABKIT_ENDPOINT_URL"
-ENV_EMBEDDED_URL = "LABKIT_EMBEDDED_URL"
-ENV_LOCAL_URL = "LABKIT_LOCAL_URL"
 ENV_TABLE = "LABKIT_TABLE"
 
 
@@ -150,23 +156,16 @@ def connect(
         raise ConfigurationError(
             f"table name {table!r} must start with {C.TABLE_PREFIX!r}: labkit only touches tables it created"
         )
-    url = endpoint_url or os.environ.get(ENV_ENDPOINT_URL)
-    if url:
-        if backend not in (None, "endpoint"):
-            raise ConfigurationError(
-                f"both backend={backend!r} and an endpoint URL ({url}) were given; choose one "
-                f"(unset {ENV_ENDPOINT_URL} to use the {backend} backend)"
-            )
-        conn = Connection("endpoint", url.rstrip("/"), region or C.LOCAL_REGION, table)
+    choice = resolve_backend(backend, endpoint_url=endpoint_url)
+    if choice.backend == ENDPOINT:
+        assert choice.url is not None
+        conn = Connection(ENDPOINT, choice.url, region or C.LOCAL_REGION, table)
         if probe:
-            _probe(conn, f"check the URL in {ENV_ENDPOINT_URL}, or unset it to use the embedded endpoint")
+            _probe(conn, f"check the URL ({choice.source}), or leave it out to use the embedded endpoint")
         return conn
-
-    name = (backend or os.environ.get(ENV_BACKEND) or "embedded").strip().lower()
-    if name == "embedded":
-        shared_url = os.environ.get(ENV_EMBEDDED_URL)
-        if shared_url:
-            conn = Connection("embedded", shared_url.rstrip("/"), C.LOCAL_REGION, table)
+    if choice.backend == "embedded":
+        if choice.url:
+            conn = Connection("embedded", choice.url, C.LOCAL_REGION, table)
             if probe:
                 _probe(
                     conn,
@@ -179,20 +178,19 @@ def connect(
         from .embedded import shared_endpoint
 
         return Connection("embedded", shared_endpoint().url, C.LOCAL_REGION, table)
-    if name == "local":
-        local_url = os.environ.get(ENV_LOCAL_URL, C.DYNAMODB_LOCAL_URL)
-        conn = Connection("local", local_url, region or C.LOCAL_REGION, table)
+    if choice.backend == "local":
+        assert choice.url is not None
+        conn = Connection("local", choice.url, region or C.LOCAL_REGION, table)
         if probe:
             _probe(
                 conn,
                 f"start it with `docker compose up -d dynamodb`, or use the embedded backend (unset {ENV_BACKEND})",
             )
         return conn
-    if name == "aws":
+    if choice.backend == "aws":
         return _connect_aws(table, region)
     raise ConfigurationError(
-        f"unknown backend {name!r} (from {'the argument' if backend else ENV_BACKEND}); "
-        f"choose one of: {', '.join(BACKENDS)}"
+        f"{choice.source} turns labkit off ({NONE}); choose one of: {', '.join(BACKENDS)}, or an endpoint URL"
     )
 
 
@@ -220,4 +218,14 @@ def _connect_aws(table: str, region: str | None) -> Connection:
     return Connection("aws", None, session.region_name, table, _session=session)
 
 
-__all__ = ["BACKENDS", "Connection", "connect", "new_session"]
+__all__ = [
+    "BACKENDS",
+    "ENV_BACKEND",
+    "ENV_EMBEDDED_URL",
+    "ENV_ENDPOINT_URL",
+    "ENV_LOCAL_URL",
+    "ENV_TABLE",
+    "Connection",
+    "connect",
+    "new_session",
+]

@@ -18,11 +18,21 @@ from pathlib import Path
 from . import constants as C
 from ._errors_map import map_errors
 from .backend import ENV_BACKEND, ENV_EMBEDDED_URL, ENV_ENDPOINT_URL, connect
+from .backend_choice import parse_backend, resolve_backend
 from .compat import DISTRIBUTION
 from .errors import LabkitError
 from .operations import Op
 
 EXIT_ERROR = 2
+
+
+def aws_cli_line(url: str) -> str:
+    """An AWS CLI command for a lab endpoint that works with no AWS configuration: labkit's dummy key
+    (the one ``labkit.connect()`` signs with) and region on the command line, nothing read from ~/.aws."""
+    return (
+        f"AWS_ACCESS_KEY_ID={C.LOCAL_ACCESS_KEY} AWS_SECRET_ACCESS_KEY={C.LOCAL_SECRET_KEY} "
+        f"aws dynamodb list-tables --endpoint-url {url} --region {C.LOCAL_REGION}"
+    )
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -40,7 +50,7 @@ def _serve(args: argparse.Namespace) -> int:
     endpoint = start_endpoint(args.port, profile=args.profile, faults=rules, data=data)
     print(f"labkit: embedded DynamoDB endpoint listening on {endpoint.url} (127.0.0.1 only, profile {args.profile})")
     print(f"  tables kept in {data} across restarts" if data else "  tables in memory only (--data DIR keeps them)")
-    print(f"  aws dynamodb list-tables --endpoint-url {endpoint.url}")
+    print(f"  try it: {aws_cli_line(endpoint.url)}")
     print(f"  notebooks/kernels: export {ENV_EMBEDDED_URL}={endpoint.url}")
     print("  Ctrl-C to stop", flush=True)
     stop = threading.Event()
@@ -87,7 +97,7 @@ def _lab(args: argparse.Namespace) -> int:
     require_jupyterlab()  # before starting anything
     env = dict(os.environ)
     endpoint = None
-    if env.get(ENV_BACKEND, "embedded") == "embedded" and not env.get(ENV_ENDPOINT_URL):
+    if resolve_backend(environ=env).backend == "embedded":  # the kernels' connect() would pick embedded
         from .embedded import start_endpoint
 
         data = _data_dir(args)
@@ -122,6 +132,8 @@ def _doctor(args: argparse.Namespace) -> int:
             os.environ[ENV_EMBEDDED_URL] = lab.endpoint_url  # report on the endpoint the lab's kernels use
         else:
             lab = None  # a lab on another backend: its settings are in its own environment, not here
+    if args.backend:
+        parse_backend(args.backend, "--backend")  # a typo is named as the option the user typed
     conn = connect(args.backend)
     if lab is not None:
         print(f"lab       running (pid {lab.pid}): {lab.url.split('?')[0]}")

@@ -15,7 +15,8 @@ Profiles:
       ``Labkit.SetFaults``) and transactions held in flight for the race lab;
     * control operations (``X-Amz-Target: Labkit.<name>``): ``SetFaults``, ``GetFaults``,
       ``HoldTransaction``, ``ReleaseTransaction`` (the injector's, :func:`labkit.faults.fault_controls`)
-      and ``AdvanceClock`` (the engine's clock, :func:`advance_clock`);
+      ``AdvanceClock`` (the engine's clock, :func:`advance_clock`), ``ExpireItems`` and
+      ``DescribeExpiry`` (DynamoDB's TTL process, run when the lab says: :func:`expire_items`);
     * weak answers (:mod:`labkit.endpoint.weak`): an image history, and the
       ``X-Labkit-Weak-Answer`` request header answered (stale-read, unprocessed-items, short-page).
 ``dynamodb-local``
@@ -39,6 +40,7 @@ from typing import Any
 
 from . import constants as C
 from .endpoint import LOOPBACK, Control, DynamoEngine, EmbeddedEndpoint, bind_loopback
+from .endpoint.errors import ClientFault
 from .errors import ConfigurationError, ValidationError
 from .faults.injector import FaultInjector, fault_controls
 from .faults.rules import FaultRules
@@ -74,9 +76,60 @@ def settle_images(engine: DynamoEngine, params: dict[str, Any]) -> tuple[int, di
     return 200, {"Dropped": history.clear() if history is not None else 0}
 
 
+def _expiry_table(engine: DynamoEngine, operation: str, params: dict[str, Any]) -> str | None:
+    """The ``TableName`` a TTL control asks for (None: every table); a ClientFault (400) for a bad request."""
+    unknown = sorted(set(params) - {"TableName"})
+    if unknown:
+        raise ClientFault(
+            "ValidationException",
+            f"{operation}: unknown parameter(s) {', '.join(map(repr, unknown))}; it takes TableName",
+        )
+    table = params.get("TableName")
+    if table is None:
+        return None
+    if not isinstance(table, str) or not table:
+        raise ClientFault("ValidationException", f"{operation}: TableName must be a table's name, not {table!r}")
+    if not engine.has_table(table):
+        raise ClientFault(
+            "ResourceNotFoundException", f"{operation}: Requested resource not found: Table: {table} not found"
+        )
+    return table
+
+
+def _fault(fault: ClientFault) -> tuple[int, dict[str, Any]]:
+    return fault.status, {"__type": C.ERROR_PREFIX + fault.code, "message": fault.message}
+
+
+def expire_items(engine: DynamoEngine, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """``Labkit.ExpireItems {"TableName"?: name}``: DynamoDB's TTL process runs now. Every item expired by
+    the engine's epoch (:meth:`DynamoEngine.epoch`) on a table with TTL on is deleted, a service delete each
+    (with the stream on: a REMOVE record whose userIdentity is DynamoDB's). Answers the epoch and the counts."""
+    try:
+        deleted = engine.expire_items(_expiry_table(engine, Op.EXPIRE_ITEMS, params))
+    except ClientFault as fault:  # a bad request (400), or the data directory could not take a deletion
+        return _fault(fault)
+    return 200, {"Epoch": engine.epoch(), "Deleted": deleted, "Count": sum(deleted.values())}
+
+
+def describe_expiry(engine: DynamoEngine, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """``Labkit.DescribeExpiry {"TableName"?: name}``: the engine's epoch (the "current time" TTL compares
+    with) and, per table with TTL on, how many items are expired and not yet deleted. Deletes nothing."""
+    try:
+        expired = engine.expired(_expiry_table(engine, Op.DESCRIBE_EXPIRY, params))
+    except ClientFault as fault:
+        return _fault(fault)
+    return 200, {"Epoch": engine.epoch(), "Expired": expired}
+
+
 def labkit_controls(injector: FaultInjector) -> dict[str, Control]:
     """The ``Labkit.*`` control operations of the ``labkit`` profile, by ``X-Amz-Target``."""
-    return {**fault_controls(injector), Op.ADVANCE_CLOCK: advance_clock, Op.SETTLE_IMAGES: settle_images}
+    return {
+        **fault_controls(injector),
+        Op.ADVANCE_CLOCK: advance_clock,
+        Op.SETTLE_IMAGES: settle_images,
+        Op.EXPIRE_ITEMS: expire_items,
+        Op.DESCRIBE_EXPIRY: describe_expiry,
+    }
 
 
 def build_engine(
@@ -208,6 +261,8 @@ __all__ = [
     "Reservation",
     "advance_clock",
     "build_engine",
+    "describe_expiry",
+    "expire_items",
     "labkit_controls",
     "reserve_shared_endpoint",
     "shared_endpoint",

@@ -7,7 +7,7 @@
 The wheel is built once (``bootstrap.py wheel``) and installed as a team would, ``WHEEL[extras]``. Each
 line: the extras, the number of distributions the install added to a new venv (labkit itself not
 counted) and the MB (10^6 bytes) it added to the venv's site-packages (byte-compiled files included, as
-pip leaves them), at the versions in constraints.txt. The README's table comes from this script.
+pip leaves them), at the versions in constraints.txt. docs/install.md's table comes from this script.
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ from .metering.consumed_capacity import meter, replay
 from .operations import NO_STEPS, steps_of
 from .plan import Plan
 from .schema import SchemaOf, TableSchema
+from .store import expiry
 from .store.history import ImageHistory
 from .store.idempotency import TokenMemory, fingerprint
 from .store.restore import is_control_write
@@ -77,6 +78,8 @@ class DynamoEngine:
         self.lock = threading.RLock()
         self._clock = clock
         self._advanced = 0.0
+        #: Epoch seconds at the engine's time 0: the wall clock at start, less the clock's reading then.
+        self.epoch_origin = time.time() - self.now()
         from .store.moto_store import MotoStore  # moto takes ~0.3 s to import: only when an engine is built
 
         self.store: MotoStore = MotoStore(data)
@@ -110,6 +113,46 @@ class DynamoEngine:
         with self.lock:
             self._advanced += seconds
             return self._advanced
+
+    def epoch(self) -> float:
+        """The engine's time as Unix epoch seconds, what TTL compares an item's TTL attribute with:
+        the wall clock when the engine started, plus the engine's clock since (advances included)."""
+        return self.epoch_origin + self.now()
+
+    # Time to Live (:mod:`.store.expiry`) -------------------------------------------------------
+    def expired(self, table: str | None = None) -> dict[str, int]:
+        """Items expired by :meth:`epoch` and not yet deleted, counted per table name (every
+        account and region; ``table``: that table only, whichever account holds it)."""
+        with self.lock:
+            now = self.epoch()
+            counts: dict[str, int] = {}
+            for account, region, name in self._ttl_tables(table):
+                counts[name] = counts.get(name, 0) + len(expiry.expired_items(self.store, account, region, name, now))
+            return counts
+
+    def expire_items(self, table: str | None = None) -> dict[str, int]:
+        """Delete every expired item (:meth:`expired`) as DynamoDB's TTL process does: a service
+        delete each (:func:`.store.expiry.expire`). How many, per table name."""
+        with self.lock:
+            now = self.epoch()
+            counts: dict[str, int] = {}
+            for account, region, name in self._ttl_tables(table):
+                counts[name] = counts.get(name, 0) + expiry.expire(self.store, account, region, name, now)
+            return counts
+
+    def has_table(self, table: str) -> bool:
+        """Does any account and region hold a table named ``table``?"""
+        with self.lock:
+            return any(table in self.store.table_names(*who) for who in self.store.accounts())
+
+    def _ttl_tables(self, table: str | None) -> list[tuple[str, str, str]]:
+        """(account, region, table) of every table (or of every table named ``table``) with TTL on."""
+        found = []
+        for account, region in self.store.accounts():
+            for name in self.store.table_names(account, region):
+                if (table is None or name == table) and expiry.ttl_attribute(self.store, account, region, name):
+                    found.append((account, region, name))
+        return found
 
     @property
     def generation(self) -> int:

@@ -129,3 +129,32 @@ def advance_token_clock(conn: Connection, seconds: float) -> float:
     total advance so far, in seconds.
     """
     return float(control(_endpoint(conn), Op.ADVANCE_CLOCK, {"Seconds": seconds})["Advanced"])
+
+
+def _ttl_endpoint(conn: Connection) -> str:
+    if conn.backend != "embedded" or not conn.endpoint_url:
+        raise ConfigurationError(
+            f"deleting expired items when the lab says needs labkit's embedded endpoint, and this connection is "
+            f"{conn.backend!r}: on AWS DynamoDB's TTL process deletes them in its own time (typically within a few "
+            "days), and DynamoDB Local does not support TTL"
+        )
+    return conn.endpoint_url
+
+
+def expire_items(conn: Connection, table: str | None = None) -> dict[str, Any]:
+    """DynamoDB's TTL process runs now (``Labkit.ExpireItems``): every item expired by the lab's clock
+    is deleted, a service delete each. ``table``: that table only. Answers ``{"Epoch": ..., "Deleted":
+    {table: n}, "Count": n}``."""
+    return control(_ttl_endpoint(conn), Op.EXPIRE_ITEMS, {} if table is None else {"TableName": table})
+
+
+def describe_expiry(conn: Connection, table: str | None = None) -> dict[str, Any]:
+    """``Labkit.DescribeExpiry``: the lab's time in epoch seconds (what TTL compares with) and, per table
+    with TTL on, how many items are expired and not yet deleted: ``{"Epoch": ..., "Expired": {table: n}}``."""
+    return control(_ttl_endpoint(conn), Op.DESCRIBE_EXPIRY, {} if table is None else {"TableName": table})
+
+
+def lab_epoch(conn: Connection) -> float:
+    """The lab's time as Unix epoch seconds: what the embedded endpoint's TTL compares an item's TTL with
+    (the wall clock when it started, plus its clock since, ``Labkit.AdvanceClock`` included)."""
+    return float(describe_expiry(conn)["Epoch"])

@@ -156,6 +156,21 @@ class ShortPage(WeakAnswerFault):
         self._named(WeakAnswer.SHORT_PAGE, WEAK_ANSWER_OPERATIONS[WeakAnswer.SHORT_PAGE] & WHOLE_TABLE)
 
 
+@dataclass(frozen=True)
+class TtlDelete(Fault):
+    """DynamoDB's TTL process runs just before this call is sent: every item expired by the lab's clock
+    is deleted, a service delete each (``Labkit.ExpireItems``); then the call goes out as usual.
+
+    DynamoDB deletes an expired item "at any time, typically within a few days": a read or a write
+    may meet it still there, or already gone. Labkit's embedded endpoint (profile ``labkit``) only.
+    """
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "label", TTL_DELETE)
+
+
+TTL_DELETE = "ttl-delete"
+
 #: The fault DSL's names.
 FAULT_NAMES: dict[str, Callable[[], Fault]] = {
     "lose-response": LoseResponse,
@@ -170,9 +185,12 @@ FAULT_NAMES: dict[str, Callable[[], Fault]] = {
     WeakAnswer.STALE_READ: StaleRead,
     WeakAnswer.UNPROCESSED_ITEMS: UnprocessedItems,
     WeakAnswer.SHORT_PAGE: ShortPage,
+    TTL_DELETE: TtlDelete,
 }
 #: The weak answers' names (they need labkit's embedded endpoint, profile ``labkit``).
 WEAK_ANSWERS: tuple[str, ...] = tuple(WeakAnswer)
+#: What only labkit's embedded endpoint (profile ``labkit``) gives on purpose: the weak answers, the TTL deletion.
+EMBEDDED_ONLY: tuple[str, ...] = (*WEAK_ANSWERS, TTL_DELETE)
 #: ``B2: lose-response``; a thread an actor starts (a sub-actor) takes a ``#``: ``A.1#2: lose-response``.
 _SPEC = re.compile(r"^\s*(?P<actor>[^\s:#]+?)#?(?P<n>\d+)\s*:\s*(?P<name>[a-z-]+)(?:\((?P<arg>\d+)\))?\s*$")
 
@@ -228,7 +246,7 @@ def parse_faults(spec: FaultSpec | None, actors: Sequence[str]) -> dict[str, dic
             raise ValidationError(
                 f"fault on {actor}{n} is {fault!r}, not a labkit.faults.Fault "
                 "(LoseResponse(), Conflict(), Throttle(), ServerError(), Hold(), StaleRead(), UnprocessedItems(), "
-                "ShortPage())"
+                "ShortPage(), TtlDelete())"
             )
         if n in plan.setdefault(actor, {}):
             raise ValidationError(f"two faults on {actor}{n}; give each call at most one")

@@ -33,6 +33,7 @@ from .kinds import (
     LoseResponse,
     ServerError,
     Throttle,
+    TtlDelete,
     WeakAnswerFault,
     call_point,
     check_order,
@@ -91,6 +92,11 @@ class FaultPlan:
         found = (f.label for calls in self.plan.values() for f in calls.values() if isinstance(f, WeakAnswerFault))
         return tuple(dict.fromkeys(found))
 
+    def embedded_labels(self) -> tuple[str, ...]:
+        """The faults planned that only labkit's embedded endpoint gives: the weak answers, ``ttl-delete``."""
+        ttl = any(isinstance(f, TtlDelete) for calls in self.plan.values() for f in calls.values())
+        return (*self.weak_labels(), *((TtlDelete().label,) if ttl else ()))
+
     def mark(self, actor: str, context: dict[str, Any]) -> None:
         """Count ``actor``'s call; if a fault is planned on it, mark the call's request context."""
         if actor not in self.plan:
@@ -139,6 +145,8 @@ class FaultPlan:
         params = _body(request)
         if isinstance(fault, WeakAnswerFault):
             return self._weak(client, session, request, actor, n, fault, operation, params)
+        if isinstance(fault, TtlDelete):
+            return self._ttl_delete(session, request, actor, n, fault)
         self.fired.append((actor, n, fault.label))
         if isinstance(fault, LoseResponse):
             _send(client, request)
@@ -207,6 +215,21 @@ class FaultPlan:
         if isinstance(call, dict) and echo and echo.startswith(WEAK_ANSWER_NONE):  # it could not differ
             call["injected"] = f"{fault.label} ({echo})"
         return answer
+
+    def _ttl_delete(self, session: Any, request: Any, actor: str, n: int, fault: TtlDelete) -> None:
+        """DynamoDB's TTL process, run now on the call's endpoint; the call is then sent as usual."""
+        try:
+            deleted = control(request.url, Op.EXPIRE_ITEMS, {})
+        except ConfigurationError as exc:  # not labkit's embedded endpoint with its defaults
+            said = ConfigurationError(f"{fault.label} on {call_point(actor, n)}: {exc}")
+            if session is not None:
+                session.refuse(said)
+            raise said from None
+        self.fired.append((actor, n, fault.label))
+        call = request.context.get(_CALL)
+        if isinstance(call, dict) and not deleted.get("Count"):
+            call["injected"] = f"{fault.label} (none: no item was expired)"
+        return None  # botocore sends the call itself
 
     def _hold(
         self, client: Any, session: Any, request: Any, actor: str, operation: str, params: Mapping[str, Any]

@@ -29,7 +29,6 @@ from .calls import (
     install,
     reached,
     remove_observer,
-    remove_reroute,
 )
 from .subactors import Scheduler
 
@@ -49,5 +48,4 @@ __all__ = [
     "install",
     "reached",
     "remove_observer",
-    "remove_reroute",
 ]

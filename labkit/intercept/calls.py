@@ -90,11 +90,6 @@ def add_reroute(reroute: Callable[[Any], str | None]) -> None:
         _reroutes.append(reroute)
 
 
-def remove_reroute(reroute: Callable[[Any], str | None]) -> None:
-    with contextlib.suppress(ValueError):
-        _reroutes.remove(reroute)
-
-
 def reached(client: Any) -> str | None:
     """The endpoint a client's calls reach now (endpoint_key form): rerouted, or the client's own."""
     for reroute in list(_reroutes):
@@ -312,5 +307,4 @@ __all__ = [
     "install",
     "reached",
     "remove_observer",
-    "remove_reroute",
 ]

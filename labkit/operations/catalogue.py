@@ -108,6 +108,8 @@ class Op(StrEnum):
     RELEASE_TRANSACTION = "Labkit.ReleaseTransaction"
     ADVANCE_CLOCK = "Labkit.AdvanceClock"
     SETTLE_IMAGES = "Labkit.SettleImages"
+    EXPIRE_ITEMS = "Labkit.ExpireItems"
+    DESCRIBE_EXPIRY = "Labkit.DescribeExpiry"
 
     def __repr__(self) -> str:  # an Op is its name, in messages too: f"{op!r}" is 'GetItem'
         return repr(self.value)
@@ -296,6 +298,8 @@ _RECORDS: tuple[Operation, ...] = (
             Op.RELEASE_TRANSACTION,
             Op.ADVANCE_CLOCK,
             Op.SETTLE_IMAGES,
+            Op.EXPIRE_ITEMS,
+            Op.DESCRIBE_EXPIRY,
         )
     ),
 )

@@ -30,10 +30,11 @@ option.
     (real DynamoDB through the normal credential chain; a table per ``labkit_conn`` test takes
     seconds there), an ``http(s)://`` URL of any DynamoDB-compatible endpoint, or ``none``
     (labkit stays out; a labkit test errors, naming both). Passing it makes every test a labkit
-    test. Without it: the ``labkit_backend`` ini option (the same), else ``LABKIT_BACKEND`` (the
-    backend of labkit tests only), else the endpoint ``AWS_ENDPOINT_URL_DYNAMODB`` (or
-    ``AWS_ENDPOINT_URL``) already names, else ``embedded``. Anything else stops pytest at
-    startup with a usage error.
+    test. Without it: the ``labkit_backend`` ini option (the same), else ``LABKIT_ENDPOINT_URL``,
+    else ``LABKIT_BACKEND`` (the backend of labkit tests only), else the endpoint
+    ``AWS_ENDPOINT_URL_DYNAMODB`` (or ``AWS_ENDPOINT_URL``) already names, else ``embedded``: the
+    resolver ``labkit.connect()`` uses (:mod:`labkit.backend_choice`). Anything else stops pytest
+    at startup with a usage error.
 Tables
     Tables that code creates during a labkit test (its function-scoped fixtures, its body, its
     teardown) on a lab backend (embedded, local, a URL) are dropped after the test; tables
@@ -72,7 +73,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .artifacts import ARTIFACTS_MODULE, Artifacts
-from .environment import Routing, backend_url, default_region, moto_mocking, region_configured, route
+from .environment import Routing, backend_url, default_region, region_configured, route
 from .fixtures import _labkit_connections as _labkit_connections  # the fixture behind labkit_conn
 from .fixtures import labkit_backend, labkit_conn
 from .options import (
@@ -317,7 +318,6 @@ __all__ = [
     "labkit_backend",
     "labkit_conn",
     "labkit_reason",
-    "moto_mocking",
     "region_configured",
     "route",
     "user_endpoint",

@@ -10,7 +10,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from .. import constants as C
-from .options import ENV_ROUTED, NONE, is_url
+from ..backend_choice import located
+from .options import ENV_ROUTED
 
 
 @dataclass
@@ -50,14 +51,9 @@ class Routing:
 
 def backend_url(backend: str) -> str | None:
     """The URL a backend's clients use (None for aws and none); the embedded one is reserved, not started."""
-    if backend in ("aws", NONE):
-        return None
-    if is_url(backend):
-        return backend
-    if backend == "local":
-        return os.environ.get("LABKIT_LOCAL_URL", C.DYNAMODB_LOCAL_URL)
-    if os.environ.get("LABKIT_EMBEDDED_URL"):  # a `labkit lab`/`labkit serve` connect() will use
-        return os.environ["LABKIT_EMBEDDED_URL"].rstrip("/")
+    choice = located(backend, backend, os.environ)  # where connect(backend) goes: one resolver
+    if choice.backend != "embedded" or choice.url is not None:
+        return choice.url  # a URL, local's, a `labkit lab`/`labkit serve`'s embedded endpoint, or None
     from ..embedded import reserve_shared_endpoint
 
     return reserve_shared_endpoint()
@@ -97,18 +93,10 @@ def route(backend: str) -> Routing:
     return routing
 
 
-def moto_mocking() -> bool:
-    """True while moto's ``mock_aws`` is active (its botocore stubber is enabled)."""
-    from ..routing import moto_mocking as mocking
-
-    return mocking()
-
-
 __all__ = [
     "Routing",
     "backend_url",
     "default_region",
-    "moto_mocking",
     "region_configured",
     "route",
 ]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .options import NONE, TABLE_PREFIX, is_url
+from .options import NONE, TABLE_PREFIX
 from .session import LabkitSession, state_of
 
 if TYPE_CHECKING:
@@ -29,9 +29,9 @@ class Connections:
 
         if backend not in self.known:
             try:
-                if is_url(backend):
-                    self.known[backend] = connect(endpoint_url=backend)
-                elif backend == "aws" and self.state is not None:
+                # the backend as an argument: it wins over LABKIT_ENDPOINT_URL and LABKIT_BACKEND, as the
+                # session's choice already did (labkit.backend_choice, the resolver connect() uses too)
+                if backend == "aws" and self.state is not None:
                     with self.state.original():  # real credentials and region, not the plugin's defaults
                         self.known[backend] = connect(backend)
                 else:

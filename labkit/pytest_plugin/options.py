@@ -1,7 +1,9 @@
 """Which backend and which routing a session asked for: the options' names, values and checks.
 
-``--labkit-backend``, else the ``labkit_backend`` ini option, else ``LABKIT_BACKEND``, else the endpoint
-the environment names, else ``embedded`` (:func:`choose_backend`); anything else is a usage error.
+``--labkit-backend``, else the ``labkit_backend`` ini option, else ``LABKIT_ENDPOINT_URL``, else
+``LABKIT_BACKEND``, else the endpoint the environment names, else ``embedded`` (:func:`choose_backend`):
+labkit's one resolver, :func:`labkit.backend_choice.resolve_backend`, the one ``labkit.connect()`` uses.
+Anything else is a usage error.
 """
 
 from __future__ import annotations
@@ -10,15 +12,15 @@ from collections.abc import Mapping
 
 import pytest
 
+from ..backend_choice import BACKEND_NAMES, NONE, BackendChoice, is_url, parse_backend, resolve_backend
+from ..errors import ConfigurationError
+
 MARKER = "labkit_backends"
 #: ``@pytest.mark.labkit``: a labkit test without the fixture.
 ROUTE_MARKER = "labkit"
 #: The fixtures that make a test a labkit test.
 FIXTURES = ("labkit_conn", "labkit_backend")
 TABLE_PREFIX = "labkit-t-"
-#: ``--labkit-backend none``: labkit routes nothing and gives no ``labkit_conn``.
-NONE = "none"
-BACKEND_NAMES = ("embedded", "local", "aws", NONE)
 #: ``--labkit-routing``: per labkit test at send time (the default), or the whole session's environment.
 PER_TEST = "test"
 ENVIRONMENT = "environment"
@@ -30,20 +32,12 @@ ENDPOINT_VARS = ("AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL")
 ENV_ROUTED = "LABKIT_ROUTED_URL"
 
 
-def is_url(value: str) -> bool:
-    return value.startswith(("http://", "https://")) and len(value.split("://", 1)[1]) > 0
-
-
 def check_backend(value: str, where: str) -> str:
-    name = value.strip()
-    if name.lower() in BACKEND_NAMES:
-        return name.lower()
-    if is_url(name):
-        return name.rstrip("/")
-    raise pytest.UsageError(
-        f"{where}: unknown labkit backend {value!r}; choose one of: {', '.join(BACKEND_NAMES)}, "
-        "or an http(s):// URL of a DynamoDB-compatible endpoint (e.g. --labkit-backend http://127.0.0.1:8000)"
-    )
+    """A backend's name or URL (:func:`labkit.backend_choice.parse_backend`); anything else a usage error."""
+    try:
+        return parse_backend(value, where)
+    except ConfigurationError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def user_endpoint(environ: Mapping[str, str]) -> str | None:
@@ -55,16 +49,22 @@ def user_endpoint(environ: Mapping[str, str]) -> str | None:
     return None
 
 
+def choice_of(option: str | None, environ: Mapping[str, str], ini: str | None = None) -> BackendChoice:
+    """labkit's one resolver (:func:`labkit.backend_choice.resolve_backend`, as ``labkit.connect()``):
+    ``--labkit-backend``, else the ``labkit_backend`` ini option, else ``LABKIT_ENDPOINT_URL``, else
+    ``LABKIT_BACKEND``, else the endpoint the environment names for botocore, else embedded."""
+    named = user_endpoint(environ)
+    source, default = ("AWS_ENDPOINT_URL_DYNAMODB", named) if named else ("the default backend", "embedded")
+    given, where = (option, "--labkit-backend") if option else (ini, "labkit_backend (ini option)")
+    try:
+        return resolve_backend(given or None, environ=environ, default=default, default_source=source, where=where)
+    except ConfigurationError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
 def choose_backend(option: str | None, environ: Mapping[str, str], ini: str | None = None) -> str:
-    """``--labkit-backend``, else the ``labkit_backend`` ini option, else ``LABKIT_BACKEND``, else the
-    endpoint the environment names, else embedded."""
-    if option:
-        return check_backend(option, "--labkit-backend")
-    if ini:
-        return check_backend(ini, "labkit_backend (ini option)")
-    if environ.get("LABKIT_BACKEND"):
-        return check_backend(environ["LABKIT_BACKEND"], "LABKIT_BACKEND")
-    return check_backend(user_endpoint(environ) or "embedded", "AWS_ENDPOINT_URL_DYNAMODB")
+    """The backend's name, or its URL (:func:`choice_of`)."""
+    return choice_of(option, environ, ini).name
 
 
 def source_of(option: str | None, environ: Mapping[str, str], ini: str | None) -> str:
@@ -73,9 +73,7 @@ def source_of(option: str | None, environ: Mapping[str, str], ini: str | None) -
         return f"--labkit-backend {option}"
     if ini:
         return f"labkit_backend = {ini} (ini option)"
-    if environ.get("LABKIT_BACKEND"):
-        return f"LABKIT_BACKEND={environ['LABKIT_BACKEND']}"
-    return "the default backend"
+    return choice_of(option, environ, ini).source
 
 
 __all__ = [
@@ -91,6 +89,7 @@ __all__ = [
     "ROUTING_MODES",
     "TABLE_PREFIX",
     "check_backend",
+    "choice_of",
     "choose_backend",
     "is_url",
     "source_of",

@@ -73,7 +73,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
 from ..faults.control import need_weak_answers
-from ..faults.kinds import WEAK_ANSWERS
+from ..faults.kinds import EMBEDDED_ONLY
 from ..validation import check_callable, check_choice, check_int, check_positive
 from .calls import BudgetSpent, Call, Coverage, Scheduler, conflicts
 from .exploration import Exploration, add_listener, remove_listener, tell
@@ -168,7 +168,7 @@ def explore(
         raise ValidationError(f"config is {type(config).__name__}, not an ExploreConfig(...)")
     cfg = (config or ExploreConfig()).but(budget=budget, strategy=strategy, seed=seed)
     fault_names = check_fault_names(faults, embedded=conn.backend == "embedded")
-    need_weak_answers(conn, [f for f in fault_names if f in WEAK_ANSWERS])
+    need_weak_answers(conn, [f for f in fault_names if f in EMBEDDED_ONLY])
     given = None
     lab = Lab.of(actors, conn)  # the lab's clients, made once for the solo runs and every explored run
     scenarios: list[Scenario]

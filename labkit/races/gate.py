@@ -28,9 +28,9 @@ from botocore.exceptions import ClientError
 
 from ..errors import OUTCOME_ERRORS, LabkitError, RaceError
 from ..intercept import Binding
-from .choosers import FREE, Chooser, OrderChooser, prefer
+from .choosers import FREE, Chooser
 from .keys import call_key
-from .sessions import Session, WorkerTally
+from .sessions import Session
 from .tasks import (
     BLOCKED,
     DONE,
@@ -40,7 +40,6 @@ from .tasks import (
     WAITING,
     Task,
     join_clock,
-    sub_actor_of,
 )
 
 #: The clients the lab hands one-argument actors make exactly one HTTP request per call:
@@ -442,23 +441,9 @@ class GatedRun(Session):
 
 __all__ = [
     "ABORT_GRACE",
-    "BLOCKED",
-    "DONE",
-    "FREE",
-    "GRANTED",
     "NO_RETRIES",
-    "QUEUED",
-    "RUNNING",
-    "WAITING",
     "Aborted",
-    "Chooser",
     "GatedRun",
-    "OrderChooser",
-    "Session",
     "Step",
-    "Task",
-    "WorkerTally",
     "is_outcome",
-    "prefer",
-    "sub_actor_of",
 ]

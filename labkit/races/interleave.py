@@ -268,7 +268,7 @@ def run_interleaving(
     steps = parse_order(order, actors)
     names = [*actors, *dict.fromkeys(s for s in steps if s not in actors)]  # sub-actors the order names
     plan = plan_for(faults, steps, names)  # checked before any client exists
-    need_weak_answers(conn, plan.weak_labels())
+    need_weak_answers(conn, plan.embedded_labels())
     if "stale-read" in plan.weak_labels():  # as explore's runs do: a stale read undoes this run's writes only
         settle_images(conn)
     try:

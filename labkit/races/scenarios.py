@@ -7,12 +7,14 @@ applied by DynamoDB and its answer lost. The first call points come from each ac
 ``setup()``; a fault is placed only where DynamoDB can answer with it (:func:`can_give`): a
 ``TransactionConflict`` meets writes and transactions, never a GetItem or a Query; a
 ``stale-read`` meets eventually consistent reads (no ``ConsistentRead=True``), ``unprocessed-items``
-batches, ``short-page`` Query and Scan — judged in each order from the call really made there
+batches, ``short-page`` Query and Scan; ``ttl-delete`` (DynamoDB's TTL process deletes the expired items
+just before the call) meets any call — each judged in each order from the call really made there
 (data-dependent code makes other calls in other orders), with the call points every run without a
 fault reaches (:class:`Scenarios`). One fault per run: the calls a fault adds (an actor's
 retry, the next page) are gated and ordered like any other, but carry no second fault.
 ``faults="all"`` is every kind explore places (:data:`EXPLORE_FAULTS`) — on a backend other than
-labkit's embedded endpoint, every kind but the weak answers, which only that endpoint gives.
+labkit's embedded endpoint, every kind but the weak answers and ``ttl-delete``, which only that endpoint
+gives.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..faults import FAULT_NAMES
-from ..faults.kinds import WEAK_ANSWERS, call_point
+from ..faults.kinds import EMBEDDED_ONLY, call_point
 
 #: The faults explore places at every call point (``hold`` needs two turns of one transaction).
 EXPLORE_FAULTS = tuple(name for name in FAULT_NAMES if name != "hold")
@@ -37,12 +39,12 @@ Point = str | tuple[str, Mapping[str, Any]]
 def check_fault_names(faults: Sequence[str] | str | None, embedded: bool = True) -> tuple[str, ...]:
     """``faults=`` as a tuple of known fault names (duplicates dropped); a ValidationError otherwise.
 
-    ``"all"`` is :data:`EXPLORE_FAULTS` (without the weak answers unless ``embedded``).
+    ``"all"`` is :data:`EXPLORE_FAULTS` (without the weak answers and ``ttl-delete`` unless ``embedded``).
     """
     if faults is None:
         return ()
     if faults == ALL:
-        return tuple(f for f in EXPLORE_FAULTS if embedded or f not in WEAK_ANSWERS)
+        return tuple(f for f in EXPLORE_FAULTS if embedded or f not in EMBEDDED_ONLY)
     if isinstance(faults, str) or not isinstance(faults, Sequence):
         raise ValidationError(
             f"faults={faults!r}: pass a list of fault names, e.g. ['lose-response', 'transaction-conflict'], or 'all'"

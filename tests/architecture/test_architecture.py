@@ -51,6 +51,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "intercept",
         "routing",
         "compat",
+        "backend_choice",
         "backend",
         "table",
     ),

@@ -71,3 +71,14 @@ def test_named_paths__finds_backquoted_and_linked_paths_but_not_code_blocks() ->
     """The scanner sees `labkit/x.py` and [x](docs/y.md), skips fenced blocks, URLs and placeholders."""
     text = "see `labkit/x.py` and [y](docs/y.md)\n```\n# tests/test_team.py\n```\n`https://a/b` `lessons/<name>.md`\n"
     assert named_paths(text) == [(1, "labkit/x.py"), (1, "docs/y.md")]
+
+
+def test_license__mit_as_pyproject_says__beside_the_readme() -> None:
+    """LICENSE holds the MIT text pyproject.toml's `license = "MIT"` names (teams copy recipes/ from here)."""
+    import tomllib
+
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["license"] == "MIT"
+    assert text.startswith("MIT License\n\nCopyright (c) 2026 labkit contributors\n")
+    assert "Permission is hereby granted, free of charge, to any person obtaining a copy" in text
+    assert 'THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND' in text

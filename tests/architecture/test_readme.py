@@ -40,3 +40,30 @@ def test_readme__two_commands__are_the_ones_bootstrap_and_ci_run() -> None:
 
     assert shlex.join(["python", *bootstrap.TEST_COMMAND]) in text
     assert shlex.join(["python", *bootstrap.SLOW_TEST_COMMAND]) in text
+
+
+def test_readme__a_newcomers_page__under_12_kb_reference_in_docs() -> None:
+    """The README stays a five-minute read (under 12 KB): what labkit is, the two commands, what you see,
+    where to go next; its reference pages exist in docs/ and it links each of them."""
+    text = README.read_text(encoding="utf-8")
+    assert len(text.encode()) < 12 * 1024, f"README.md is {len(text.encode())} bytes"
+    headings = re.findall(r"^## (.+)$", text, re.M)
+    assert headings[0] == "What you see" and headings[-1] == "Where to go next", headings
+    for page in ("reference", "install", "testing", "troubleshooting", "ci", "workshop", "notebooks"):
+        assert f"](docs/{page}.md)" in text, page
+        assert (README.parent / "docs" / f"{page}.md").is_file(), page
+
+
+def test_docs__relative_links__resolve_from_the_page_that_has_them() -> None:
+    """Every relative Markdown link in README.md and docs/*.md names a file or folder that exists, read
+    from the linking page's own folder (docs/ links as `install.md`, the README as `docs/install.md`)."""
+    pages = [README, *sorted((README.parent / "docs").glob("*.md"))]
+    broken = []
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            path = target.split("#", 1)[0]
+            if not path or re.match(r"[a-z]+:", path):
+                continue  # an anchor on the same page, or a URL
+            if not (page.parent / path).exists():
+                broken.append(f"{page.name}: {target}")
+    assert broken == []

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import bootstrap
-from tests.conftest import TEAM_POINTS
+from tests.helpers import TEAM_POINTS
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD_PYTHONS = ["python3.10", "python3.9", "python3.8", "python3.7"]
@@ -336,3 +336,51 @@ def test_test_command__pythondontwritebytecode_set__the_loop_writes_bytecode_cac
     machine = {"PYTHONDONTWRITEBYTECODE": "1", "PATH": "/usr/bin", "LABKIT_BACKEND": "embedded"}
     assert bootstrap.loop_environment(machine) == {"PATH": "/usr/bin", "LABKIT_BACKEND": "embedded"}
     assert machine["PYTHONDONTWRITEBYTECODE"] == "1"
+
+
+@pytest.fixture
+def recorded_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """``bootstrap.main`` with the install stubbed out: each pytest command it would run, recorded."""
+    ran: list[list[str]] = []
+    monkeypatch.setattr(bootstrap, "ensure_env", lambda *_: Path("/venv/bin/python"))
+
+    def run(python: Path, args: list[str], env: object = None) -> int:
+        ran.append(args)
+        return 0
+
+    monkeypatch.setattr(bootstrap, "_run", run)
+    return ran
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["test"], bootstrap.TEST_COMMAND),
+        (
+            ["test", "tests/endpoint/store", "-x"],
+            [*bootstrap.TEST_COMMAND[:-2], "-x", "tests/endpoint/store"],
+        ),
+        (
+            ["test", "-k", "tests", "tests/plugin", "tests/commands/test_cli.py::test_x"],
+            [*bootstrap.TEST_COMMAND[:-2], "-k", "tests", "tests/plugin", "tests/commands/test_cli.py::test_x"],
+        ),
+        (
+            ["test", "-x", "--maxfail", "2"],
+            [*bootstrap.TEST_COMMAND[:-2], "-x", "--maxfail", "2", "tests", "notebooks"],
+        ),
+        (["test", "--slow", "tests/commands"], [*bootstrap.SLOW_TEST_COMMAND[:-1], "tests/commands"]),
+    ],
+)
+def test_test__paths_given__only_those_paths_run_every_option_kept(
+    recorded_runs: list[list[str]], argv: list[str], expected: list[str]
+) -> None:
+    """`bootstrap.py test PATHS` runs only PATHS (they replace `tests notebooks`), keeping the loop's options;
+    an option's value (`-k tests`) is not a path; without paths the whole loop runs."""
+    assert bootstrap.main(argv) == 0
+    assert recorded_runs == [expected]
+
+
+def test_test_command__the_loops_paths__are_its_last_arguments() -> None:
+    """The loop's own paths are `tests notebooks`, the slow loop's `tests`: what the cases above replace."""
+    assert bootstrap._split_paths(bootstrap.TEST_COMMAND)[1] == ["tests", "notebooks"]
+    assert bootstrap._split_paths(bootstrap.SLOW_TEST_COMMAND)[1] == ["tests"]

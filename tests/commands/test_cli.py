@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -15,12 +16,7 @@ import boto3
 import pytest
 
 from labkit.cli import main
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.serving import Served, free_port, labkit_serve
 
 
 def _listening_addresses(port: int) -> set[str]:
@@ -47,34 +43,19 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def _serve(*options: str) -> Iterator[tuple[subprocess.Popen[str], int]]:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "labkit", "serve", "--port", str(port), *options],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=_env(),
-    )
-    assert proc.stdout is not None
-    first = proc.stdout.readline()  # printed once the socket is listening
-    assert "listening on" in first, first
-    yield proc, port
-    proc.terminate()
-    proc.wait(timeout=10)
-
-
 @pytest.fixture(scope="module")
-def served() -> Iterator[tuple[subprocess.Popen[str], int]]:
+def served() -> Iterator[Served]:
     """`labkit serve` running in its own process on a free port: one for the module (each start imports
     the engine, seconds of CPU); the tests that use it only read (no table is made, no rule set)."""
-    yield from _serve()
+    with labkit_serve(env=_env()) as running:
+        yield running
 
 
 @pytest.fixture
-def served_like_local() -> Iterator[tuple[subprocess.Popen[str], int]]:
+def served_like_local() -> Iterator[Served]:
     """`labkit serve --profile dynamodb-local` in its own process."""
-    yield from _serve("--profile", "dynamodb-local")
+    with labkit_serve("--profile", "dynamodb-local", env=_env()) as running:
+        yield running
 
 
 def _post(port: int, target: str, body: bytes) -> tuple[int, dict[str, object]]:
@@ -102,24 +83,59 @@ def _client(port: int) -> Any:
     )
 
 
-def test_serve__real_client__lists_tables(served: tuple[subprocess.Popen[str], int]) -> None:
+def test_serve__real_client__lists_tables(served: Served) -> None:
     """A plain boto3 client (as the AWS CLI would) talks to `labkit serve`."""
-    _, port = served
+    port = served.port
     assert _client(port).list_tables()["TableNames"] == []
 
 
-def test_serve__default_profile__answers_labkit_controls(served: tuple[subprocess.Popen[str], int]) -> None:
+def _no_aws_config(home: Path) -> dict[str, str]:
+    """A machine with no AWS configuration: no AWS_* variable, an empty HOME (no ~/.aws), and no
+    instance-metadata lookup (this machine sends nothing off loopback)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "LABKIT_", "BOTO_"))}
+    return {**env, "HOME": str(home), "AWS_EC2_METADATA_DISABLED": "true"}
+
+
+def test_serve__banner_command__lists_tables_on_a_machine_with_no_aws_configuration(
+    served: Served, tmp_path: Path
+) -> None:
+    """The banner's `aws dynamodb list-tables` line sets the key and region it needs: run as printed (by a
+    shell; by boto3 with the same settings when the AWS CLI is not installed), it lists the tables."""
+    [line] = [text.split("try it: ", 1)[1] for text in served.banner if "try it: " in text]
+    assert line == (
+        "AWS_ACCESS_KEY_ID=labkit AWS_SECRET_ACCESS_KEY=labkit "
+        f"aws dynamodb list-tables --endpoint-url {served.url} --region us-east-1"
+    )
+    env = _no_aws_config(tmp_path)
+    *assignments, _aws, _service, _op, _flag, url, _region_flag, region = line.split()
+    settings = dict(assignment.split("=", 1) for assignment in assignments)
+    as_boto3 = (
+        "import boto3, json, sys\n"
+        f"c = boto3.client('dynamodb', endpoint_url={url!r}, region_name={region!r})\n"
+        "print(json.dumps(c.list_tables()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", as_boto3], env={**env, **settings}, capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, json.loads(done.stdout or "{}").get("TableNames")) == (0, []), done.stderr
+    if shutil.which("aws", path=env.get("PATH")) is None:
+        return  # no AWS CLI here: boto3, the library it is built on, made the same call
+    done = subprocess.run(["sh", "-c", line], env=env, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, json.loads(done.stdout or "{}").get("TableNames")) == (0, []), done.stderr
+
+
+def test_serve__default_profile__answers_labkit_controls(served: Served) -> None:
     """`labkit serve` is the labkit profile: Labkit.GetFaults answers with the (empty) rules."""
-    _, port = served
+    port = served.port
     status, body = _post(port, "Labkit.GetFaults", b"{}")
     assert (status, body["rules"], body["Held"]) == (200, [], [])
 
 
 def test_serve__profile_dynamodb_local__labkit_control_is_an_unknown_operation(
-    served_like_local: tuple[subprocess.Popen[str], int],
+    served_like_local: Served,
 ) -> None:
     """`--profile dynamodb-local` behaves like DynamoDB Local: no Labkit.* operation, tables work."""
-    _, port = served_like_local
+    port = served_like_local.port
     status, body = _post(port, "Labkit.SetFaults", b'{"rules": []}')
     assert (status, body["__type"]) == (400, "com.amazon.coral.service#UnknownOperationException")
     assert _client(port).list_tables()["TableNames"] == []
@@ -131,7 +147,7 @@ def test_serve__faults_with_profile_dynamodb_local__exit_2_before_listening(
     """Fault rules need the labkit profile: refused in one line, nothing starts."""
     rules = tmp_path / "faults.json"
     rules.write_text('{"rules": []}')
-    port = _free_port()
+    port = free_port()
     assert main(["serve", "--port", str(port), "--profile", "dynamodb-local", "--faults", str(rules)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("labkit: error: --faults needs --profile labkit") and err.count("\n") == 1
@@ -145,15 +161,15 @@ def test_serve__help__names_both_profiles(capsys: pytest.CaptureFixture[str]) ->
     assert "--profile {labkit,dynamodb-local}" in out and "like DynamoDB Local" in out
 
 
-def test_serve__listens_on_loopback_only(served: tuple[subprocess.Popen[str], int]) -> None:
+def test_serve__listens_on_loopback_only(served: Served) -> None:
     """The listening socket is bound to 127.0.0.1, not 0.0.0.0 or another address."""
-    _, port = served
+    port = served.port
     assert _listening_addresses(port) == {"127.0.0.1"}
 
 
-def test_serve__port_in_use__one_line_error_and_exit_2(served: tuple[subprocess.Popen[str], int]) -> None:
+def test_serve__port_in_use__one_line_error_and_exit_2(served: Served) -> None:
     """A second serve on the same port says the port is taken and what to do."""
-    _, port = served
+    port = served.port
     out = subprocess.run(
         [sys.executable, "-m", "labkit", "serve", "--port", str(port)],
         capture_output=True,
@@ -182,7 +198,7 @@ def test_doctor__unknown_backend__exit_2_with_choices(capsys: pytest.CaptureFixt
     """An unknown backend is one error line on stderr and exit status 2."""
     assert main(["doctor", "--backend", "postgres"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("labkit: error: unknown backend 'postgres'")
+    assert err.startswith("labkit: error: --backend: unknown labkit backend 'postgres'; choose one of: embedded,")
     assert err.count("\n") == 1
 
 
@@ -190,7 +206,7 @@ def test_doctor__local_not_running__exit_2_with_docker_hint(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """doctor against a DynamoDB Local that is not running says how to start it."""
-    monkeypatch.setenv("LABKIT_LOCAL_URL", f"http://127.0.0.1:{_free_port()}")
+    monkeypatch.setenv("LABKIT_LOCAL_URL", f"http://127.0.0.1:{free_port()}")
     assert main(["doctor", "--backend", "local"]) == 2
     assert "docker compose up -d dynamodb" in capsys.readouterr().err
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import load_tool
+from tests.helpers import load_tool
 
 loop_order = load_tool("loop_order")
 

@@ -31,7 +31,7 @@ def test_connect__unknown_backend__names_the_choices(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("LABKIT_BACKEND", "dynamo-local")
     with pytest.raises(labkit.ConfigurationError) as info:
         labkit.connect()
-    assert "unknown backend 'dynamo-local'" in str(info.value)
+    assert "LABKIT_BACKEND: unknown labkit backend 'dynamo-local'" in str(info.value)
     assert "embedded, local, aws" in str(info.value)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from labkit.compat import moto_problem
-from tests.conftest import load_tool
+from tests.helpers import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -27,7 +27,7 @@ import nbformat
 import pytest
 import yaml
 
-from tests.conftest import load_tool
+from tests.helpers import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "ci.yml"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import load_tool
+from tests.helpers import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKSHOP = (ROOT / "docs" / "workshop.md").read_text(encoding="utf-8")

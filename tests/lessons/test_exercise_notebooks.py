@@ -23,7 +23,7 @@ import pytest
 
 from labkit.exercises import names
 from labkit.exercises.solutions import REFERENCE
-from tests.conftest import load_tool
+from tests.helpers import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS_PY = ROOT / "labkit" / "exercises" / "solutions.py"

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from tests.conftest import load_tool
+from tests.helpers import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / "tools"

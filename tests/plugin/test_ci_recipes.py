@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 import bootstrap
-from tests.plugin.conftest import run_inner
+from tests.plugin.teams import run_inner
 
 pytest_plugins = ["pytester"]
 

@@ -1,7 +1,7 @@
 """docs/ci.md's example race tests, from an empty folder with no AWS variables, as a team runs them.
 
 The six example modules are copied as they stand into one EMPTY folder and run with ONE plain
-``python -m pytest`` (:func:`~tests.plugin.conftest.run_team`: every AWS_*, LABKIT_* and PYTEST_*
+``python -m pytest`` (:func:`~tests.plugin.teams.run_team`: every AWS_*, LABKIT_* and PYTEST_*
 variable removed, HOME empty, ``CI=true``), the plugin loaded through its installed entry point; the
 modules share no state, and each test below asserts only its own modules' outcomes.
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugin.conftest import Session, doc_block, run_team
+from tests.plugin.teams import Session, doc_block, run_team
 
 RACES = ("test_cart_races.py", "test_wallet_races.py", "test_sign_up_retries.py")
 WEAK_ANSWERS = ("test_order_read_back.py", "test_import_batch.py", "test_count_orders.py")

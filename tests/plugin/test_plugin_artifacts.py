@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from labkit.pytest_plugin import ARTIFACTS_MODULE
-from tests.conftest import TEAM_POINTS
-from tests.plugin.conftest import run_inner, run_pytest_in
+from tests.helpers import TEAM_POINTS
+from tests.plugin.teams import run_inner, run_pytest_in
 
 pytest_plugins = ["pytester"]
 
@@ -99,7 +99,7 @@ def test_listener_removed_at_the_end():
 
 @pytest.fixture
 def inner(inner: pytest.Pytester) -> pytest.Pytester:
-    """The plugin's inner pytest (tests/plugin/conftest.py), with the stand-in race lab as its conftest."""
+    """The plugin's inner pytest (tests/plugin/teams.py), with the stand-in race lab as its conftest."""
     inner.makeconftest(STAND_IN)
     return inner
 

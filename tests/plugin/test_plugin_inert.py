@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugin.conftest import DEV_ONLY_PLUGINS_OFF, clean_runner_env
+from tests.plugin.teams import DEV_ONLY_PLUGINS_OFF, clean_runner_env
 
 #: What an unused plugin must not import: the SDK, the data stack, moto, and labkit's engine and race lab.
 HEAVY = (

@@ -17,7 +17,7 @@ import pytest
 
 from labkit.backend import Connection
 from labkit.pytest_plugin import ENV_ROUTED, choose_backend, user_endpoint
-from tests.plugin.conftest import Session, run_inner, run_pytest_in, run_team
+from tests.plugin.teams import Session, run_inner, run_pytest_in, run_team
 
 pytest_plugins = ["pytester"]
 

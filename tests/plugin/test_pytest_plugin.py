@@ -17,8 +17,8 @@ import pytest
 
 import labkit
 from labkit.backend import Connection
-from tests.conftest import TEAM_POINTS
-from tests.plugin.conftest import run_inner
+from tests.helpers import TEAM_POINTS
+from tests.plugin.teams import run_inner
 
 pytest_plugins = ["pytester"]
 

@@ -22,7 +22,7 @@ from labkit.embedded import DYNAMODB_LOCAL, start_endpoint
 from labkit.errors import ConfigurationError, ValidationError
 from labkit.faults import ShortPage, StaleRead, UnprocessedItems
 from labkit.faults.control import control, settle_images
-from labkit.faults.kinds import WEAK_ANSWERS
+from labkit.faults.kinds import EMBEDDED_ONLY, WEAK_ANSWERS
 from labkit.operations import Op
 from labkit.races import Interleaving, explore, load, run_interleaving
 from labkit.races.scenarios import EXPLORE_FAULTS, Point, can_give, check_fault_names, fault_scenarios
@@ -99,10 +99,12 @@ def test_can_give__batch_get_with_one_eventually_consistent_table__stale_read_pl
 
 
 def test_check_fault_names__all__every_kind_and_the_weak_answers_only_on_the_embedded_endpoint() -> None:
-    """faults='all' is every kind explore places; off the embedded endpoint, every kind but the weak answers."""
+    """faults='all' is every kind explore places; off the embedded endpoint, every kind but the weak answers and
+    ttl-delete (EMBEDDED_ONLY)."""
     assert check_fault_names("all") == EXPLORE_FAULTS
     assert set(WEAK_ANSWERS) <= set(EXPLORE_FAULTS)
-    assert check_fault_names("all", embedded=False) == tuple(f for f in EXPLORE_FAULTS if f not in WEAK_ANSWERS)
+    assert set(EMBEDDED_ONLY) == {*WEAK_ANSWERS, "ttl-delete"} <= set(EXPLORE_FAULTS)
+    assert check_fault_names("all", embedded=False) == tuple(f for f in EXPLORE_FAULTS if f not in EMBEDDED_ONLY)
     with pytest.raises(ValidationError, match="or 'all'"):
         check_fault_names("stale-read")
 

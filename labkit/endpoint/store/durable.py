@@ -20,8 +20,11 @@ so. When the log has grown past :data:`COMPACT_BYTES` the state is written as a 
 The directory is held with an exclusive ``flock`` on ``DIR/labkit-data.lock`` for as long as the
 endpoint runs: a second ``labkit serve --data DIR`` refuses to start, and writes nothing.
 
-Not kept: stream records (a table's stream is recreated, with a new ARN, empty), backups, the
-ClientRequestToken memory, anything held by the race lab or the fault injector.
+Kept for TTL: the setting (in the definitions) and the items, expired or not; a TTL deletion
+(``Labkit.ExpireItems``) is a commit like any other. Not kept: stream records (a table's stream is
+recreated, with a new ARN, empty), backups, the ClientRequestToken memory, the clock's advances (a
+restarted engine's epoch is the wall clock again: decision 143), anything held by the race lab or the
+fault injector.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ try:
     from moto.core.utils import camelcase_to_underscores
     from moto.dynamodb.models import DynamoDBBackend
     from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
-    from moto.dynamodb.models.table import Table
+    from moto.dynamodb.models.table import StreamRecord, StreamShard, Table
     from moto.dynamodb.models.utilities import dynamo_to_dict
     from moto.dynamodb.responses import DynamoHandler
     from moto.dynamodbstreams.models import DynamoDBStreamsBackend
@@ -92,6 +92,9 @@ INTERNALS: tuple[Internal, ...] = (
     _at(Table, "_get_last_evaluated_key", f"{_T}._get_last_evaluated_key", "a Query's or Scan's LastEvaluatedKey"),
     _at(Table, "get_index", f"{_T}.get_index", "an index's projection of an item (index.project)"),
     _at(Table, "describe", f"{_T} attributes", "attr, schema, indexes, tags, throughput, billing_mode, table_arn"),
+    _at(Table, "delete_item", f"{_T}.delete_item", "a TTL deletion: the item removed, a REMOVE stream record added"),
+    _at(StreamShard, "add", "moto.dynamodb.models.table.StreamShard", "table.stream_shard.items: a TTL record stamped"),
+    _at(StreamRecord, "__init__", "moto.dynamodb.models.table.StreamRecord", ".record: the record's JSON"),
     _at(DynamoDBBackend, "get_keys_value", f"{_B}", "made per account and region; tables, get_table, get_keys_value"),
     _at(DynamoDBBackend, "update_item", f"{_B}.update_item", "called by keyword (atomic.py, transactions)"),
     _at(DynamoDBBackend, "query", f"{_B}.query", "its signature: the engine serves it from its partition index"),
@@ -184,6 +187,16 @@ def new_item(table: Any, attrs: WireItem) -> Any:
     return Item(hash_value, range_value, attrs)
 
 
+def service_delete(table: Any, key: WireItem, identity: dict[str, str]) -> None:
+    """Delete the item at ``key`` as DynamoDB's TTL process does: with the table's stream on, its
+    REMOVE record carries ``identity`` as ``userIdentity`` (moto writes the record; labkit stamps it)."""
+    shard = table.stream_shard
+    records = len(shard.items) if shard is not None else 0
+    table.delete_item(*key_values(table, key))
+    if shard is not None and len(shard.items) > records:
+        shard.items[-1].record["userIdentity"] = dict(identity)
+
+
 def key_values(table: Any, key: WireItem) -> tuple[Any, Any]:
     """moto's (hash, range) DynamoType values of a plain key (range None for a hash-only table)."""
     hash_value = DynamoType(key[table.hash_key_attr])
@@ -209,5 +222,6 @@ __all__ = [
     "missing",
     "new_item",
     "prepare",
+    "service_delete",
     "wire",
 ]

@@ -119,6 +119,48 @@ def _table_items() -> None:
     assert table.get_item(hash_value, adapter.DynamoType({"S": "2"})) is None
 
 
+def _streamed_table() -> Any:
+    """A fresh engine's table PK (S) + SK (S) with its stream on (NEW_AND_OLD_IMAGES) and one item, made
+    through the engine."""
+    engine = DynamoEngine()
+    create = {
+        "TableName": TABLE,
+        "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+        "AttributeDefinitions": [{"AttributeName": n, "AttributeType": "S"} for n in ("PK", "SK")],
+        "BillingMode": "PAY_PER_REQUEST",
+        "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    }
+    put = {"TableName": TABLE, "Item": {"PK": {"S": "a"}, "SK": {"S": "1"}}}
+    for operation, params in (("CreateTable", create), ("PutItem", put)):
+        status, _, body = engine.handle(engine_headers(operation), json.dumps(params).encode())
+        assert status == 200, body
+    return engine.store.real(ACCOUNT, REGION).get_table(TABLE)
+
+
+def _table_delete_item() -> None:
+    table = _streamed_table()
+    hash_value, range_value = adapter.key_values(table, {"PK": {"S": "a"}, "SK": {"S": "1"}})
+    assert table.delete_item(hash_value, range_value) is not None  # the removed Item
+    assert table.get_item(hash_value, range_value) is None
+    assert table.stream_shard.items[-1].record["eventName"] == "REMOVE"
+
+
+def _stream_shard() -> None:
+    table = _streamed_table()
+    shard = table.stream_shard
+    before = len(shard.items)
+    adapter.service_delete(table, {"PK": {"S": "a"}, "SK": {"S": "1"}}, {"Type": "Service"})
+    assert len(shard.items) == before + 1  # StreamShard.add appended one record
+
+
+def _stream_record() -> None:
+    table = _streamed_table()
+    adapter.service_delete(table, {"PK": {"S": "a"}, "SK": {"S": "1"}}, {"Type": "Service", "PrincipalId": "x"})
+    record = table.stream_shard.items[-1].record  # StreamRecord.record: the JSON GetRecords answers
+    assert record["userIdentity"] == {"Type": "Service", "PrincipalId": "x"}
+    assert record["dynamodb"]["Keys"] == {"PK": {"S": "a"}, "SK": {"S": "1"}}
+
+
 def _last_evaluated_key() -> None:
     table = _backend().get_table(TABLE)
     (item,) = [i for part in table.items.values() for i in part.values()]
@@ -291,6 +333,9 @@ EXERCISES: dict[str, Callable[[], None]] = {
     "moto.core.exceptions.ServiceException": _service_exception,
     "moto.core.utils.camelcase_to_underscores": _camelcase,
     "moto.iam.models.get_account_id_from": _account_of,
+    "moto.dynamodb.models.table.Table.delete_item": _table_delete_item,
+    "moto.dynamodb.models.table.StreamShard": _stream_shard,
+    "moto.dynamodb.models.table.StreamRecord": _stream_record,
 }
 
 
