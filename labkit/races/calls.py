@@ -12,11 +12,12 @@ and at least one of them writes it — items named by the table's key schema
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..errors import RaceError, ValidationError
+from ..intercept import CallRecord
 from .identity import TOKENS, Access, KeyNames, accesses, conflict
 
 #: (region, table) -> the table's key attributes, or None when it cannot be described.
@@ -40,19 +41,18 @@ class Call:
     tokens: frozenset[str] = field(default=frozenset(), compare=False)
 
     @classmethod
-    def of(cls, record: Mapping[str, Any], schemas: SchemaLookup) -> Call:
+    def of(cls, record: CallRecord, schemas: SchemaLookup) -> Call:
         """The call a gated run recorded (operation, params, region, actor, key, deps)."""
-        region = record.get("region")
-        found = accesses(str(record["operation"]), record.get("params") or {}, lambda t: schemas(region, t))
+        found = accesses(record.operation, record.params, lambda t: schemas(record.region, t))
         tokens = frozenset(a.hash[1] for a in found if a.table == TOKENS and a.hash is not None)
-        deps = tuple(sorted((str(k), int(v)) for k, v in (record.get("deps") or {}).items() if v))
+        deps = tuple(sorted((str(k), int(v)) for k, v in record.deps.items() if v))
         return cls(
-            str(record["actor"]),
-            str(record["operation"]),
-            str(record.get("key") or ""),
+            record.actor,
+            record.operation,
+            record.key,
             frozenset(a for a in found if a.table != TOKENS),
             deps,
-            int(record.get("seq") or 0),
+            record.seq,
             tokens,
         )
 

@@ -24,6 +24,7 @@ from ..errors import RaceError
 from ..faults import FaultPlan, parse_faults
 from ..faults.control import settle_images
 from ..faults.kinds import StaleRead
+from ..intercept import CallRecord
 from ..operations import Op, WeakAnswer, tables_of
 from .calls import BudgetSpent, Call, Coverage, Scheduler, Trace, nondeterministic, nondeterministic_turn
 from .choosers import Chooser, OrderChooser
@@ -184,8 +185,8 @@ class Runner:
         """Add the tables this run's stale read really read; True when that widened the scenario."""
         read: set[str] = set()
         for _, record, _ in res.steps:
-            if str(record.get("injected") or "").startswith(WeakAnswer.STALE_READ):
-                read.update(_stale_tables(str(record.get("operation")), record.get("params") or {}))
+            if (record.injected or "").startswith(WeakAnswer.STALE_READ):
+                read.update(_stale_tables(record.operation, record.params))
         if read <= self.widen:
             return False
         self.widen |= read
@@ -227,7 +228,7 @@ class Runner:
         res, trace = self._run(chooser, self.faults)
         if not self.faults and self.scenarios is not None:
             for name, record, _ in res.steps:
-                self.scenarios.offer(name, int(record.get("seq") or 0) + 1, str(record["operation"]), record["params"])
+                self.scenarios.offer(name, record.seq + 1, record.operation, record.params)
         if self.stale and self._widen_from(res):
             trace = replace(self.trace(res), widened=True)
         self._check_deterministic(trace)
@@ -287,7 +288,7 @@ class Runner:
         self._calls.clear()
         return Trace(calls, enabled, tuple(c.actor for c in calls))
 
-    def _call(self, record: dict[str, Any]) -> Call:
+    def _call(self, record: CallRecord) -> Call:
         found = self._calls.get(id(record))
         if found is None:
             found = Call.of(record, self.schemas)
