@@ -28,6 +28,11 @@ MAX_BATCH_WRITE_ITEMS: Final = 25
 #: Attempts a labkit client makes per call: 1 call + 2 retries (botocore's ``standard`` retry mode's own
 #: default; ``total_max_attempts`` counts the first call, botocore's older ``max_attempts`` does not).
 SDK_ATTEMPTS: Final = 3
+#: The engine's clock modes (``Labkit.SetClock``): real time (the default), or frozen: it moves
+#: only when ``Labkit.AdvanceClock`` moves it (decision 140).
+CLOCK_REAL: Final = "real"
+CLOCK_FROZEN: Final = "frozen"
+CLOCK_MODES: Final = (CLOCK_REAL, CLOCK_FROZEN)
 #: How long DynamoDB remembers a ClientRequestToken.
 CLIENT_REQUEST_TOKEN_TTL_SECONDS: Final = 600
 #: Longest ClientRequestToken DynamoDB accepts.

@@ -15,8 +15,8 @@ Profiles:
       ``Labkit.SetFaults``) and transactions held in flight for the race lab;
     * control operations (``X-Amz-Target: Labkit.<name>``): ``SetFaults``, ``GetFaults``,
       ``HoldTransaction``, ``ReleaseTransaction`` (the injector's, :func:`labkit.faults.fault_controls`)
-      ``AdvanceClock`` (the engine's clock, :func:`advance_clock`), ``ExpireItems`` and
-      ``DescribeExpiry`` (DynamoDB's TTL process, run when the lab says: :func:`expire_items`);
+      ``AdvanceClock`` and ``SetClock`` (the engine's clock: :func:`advance_clock`, :func:`set_clock`),
+      ``ExpireItems`` and ``DescribeExpiry`` (DynamoDB's TTL process, run when the lab says: :func:`expire_items`);
     * weak answers (:mod:`labkit.endpoint.weak`): an image history, and the
       ``X-Labkit-Weak-Answer`` request header answered (stale-read, unprocessed-items, short-page).
 ``dynamodb-local``
@@ -59,14 +59,34 @@ PROFILES: dict[str, str] = {
 }
 
 
+def _invalid(operation: str, exc: ValidationError) -> tuple[int, dict[str, Any]]:
+    return 400, {"__type": C.ERROR_PREFIX + "ValidationException", "message": f"{operation}: {exc}"}
+
+
 def advance_clock(engine: DynamoEngine, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     """``Labkit.AdvanceClock {"Seconds": n}``: move the engine's clock forward (:meth:`DynamoEngine.advance_clock`)."""
     seconds = params.get("Seconds")
     try:
         advanced = engine.advance_clock(check_non_negative("Seconds", seconds))
     except ValidationError as exc:
-        return 400, {"__type": C.ERROR_PREFIX + "ValidationException", "message": f"Labkit.AdvanceClock: {exc}"}
+        return _invalid(Op.ADVANCE_CLOCK, exc)
     return 200, {"Advanced": advanced}
+
+
+def set_clock(engine: DynamoEngine, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """``Labkit.SetClock {"Mode": "frozen" | "real"}``: a lab takes the engine's clock (frozen: only
+    ``AdvanceClock`` moves it) or gives it back (real time again, from where it stood); answers the
+    mode it had (``Previous``), so whoever took it can give it back as it was (decision 140)."""
+    try:
+        extra = sorted(set(params) - {"Mode"})
+        if extra:
+            raise ValidationError(f"unknown field(s) {', '.join(extra)}; it takes only Mode")
+        if "Mode" not in params:
+            raise ValidationError(f"Mode is required; choose one of: {', '.join(C.CLOCK_MODES)}")
+        previous = engine.set_clock(check_choice("Mode", params["Mode"], C.CLOCK_MODES))
+    except ValidationError as exc:
+        return _invalid(Op.SET_CLOCK, exc)
+    return 200, {"Mode": engine.clock_mode, "Previous": previous}
 
 
 def settle_images(engine: DynamoEngine, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -129,6 +149,7 @@ def labkit_controls(injector: FaultInjector) -> dict[str, Control]:
         Op.SETTLE_IMAGES: settle_images,
         Op.EXPIRE_ITEMS: expire_items,
         Op.DESCRIBE_EXPIRY: describe_expiry,
+        Op.SET_CLOCK: set_clock,
     }
 
 
@@ -265,6 +286,7 @@ __all__ = [
     "expire_items",
     "labkit_controls",
     "reserve_shared_endpoint",
+    "set_clock",
     "shared_endpoint",
     "start_endpoint",
 ]

@@ -1,20 +1,33 @@
-"""A storm on the embedded endpoint, logged per HTTP attempt (the SDK's retries included), and its picture.
+"""A storm on the lab's clock, logged per HTTP attempt (retries included), and its picture.
 
 Notebook 03 uses it to show a hot key throttling under a storm and a sharded counter that does not;
-the partition model itself is :mod:`labkit.throughput`.
+the partition model itself is :mod:`labkit.throughput`. A storm is a plan in lab seconds, not a race
+against this machine's CPU: operation *i* arrives at *i / rate* lab seconds, and the storm takes the
+endpoint's clock (:func:`labkit.faults.lab_clock`: frozen) and moves it to each arrival before it
+sends it, never sleeping (decision 141). A throttled attempt is retried as botocore's standard mode
+retries — up to :data:`labkit.constants.SDK_ATTEMPTS` attempts, after a backoff of a random fraction
+of 1, 2, 4 ... seconds (capped at 20) — on the lab's clock too, the fractions drawn from a seeded
+generator. So the same attempts are throttled, and the figure's bars are the same, on an idle and on
+a saturated machine.
 """
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable, Mapping
+import contextlib
+import heapq
+import random
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import ClientError
+
+from . import constants as C
 from ._errors_map import THROTTLING_CODES
 from .compat import require
+from .faults.control import LabClock, lab_clock
 from .throughput import partition_limits
+from .validation import check_int, check_positive
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -22,18 +35,44 @@ if TYPE_CHECKING:
 
     from .backend import Connection
 
+#: botocore's standard retry mode, for throttling errors: the n-th retry waits a random fraction of
+#: ``min(BACKOFF_BASE * 2 ** (n - 1), BACKOFF_CAP)`` seconds (botocore.retries.standard.ExponentialBackoff).
+BACKOFF_BASE = 1.0
+BACKOFF_CAP = 20.0
+#: Columns of :attr:`Storm.ops` (those of :func:`labkit.races.stress`, on the lab's clock).
+OPS_COLUMNS = ("worker", "seq", "start", "end", "ok", "error_code", "result", "calls", "retries")
+
 
 @dataclass
 class Storm:
-    """What :func:`storm` measured: one row per operation, one row per HTTP attempt."""
+    """What :func:`storm` measured, in lab seconds: one row per operation, one row per HTTP attempt."""
 
-    ops: pd.DataFrame  # races.stress columns: worker, seq, start, end, ok, error_code, result, calls, retries
-    attempts: pd.DataFrame  # time (s from the first attempt), code ("ok" or DynamoDB's error code)
+    ops: pd.DataFrame  # worker, seq, start (arrival), end (its last answer), ok, error_code, result, calls, retries
+    attempts: pd.DataFrame  # time (lab s from the storm's start), code ("ok" or DynamoDB's error code)
+    #: The first attempt DynamoDB throttled, as botocore raised it (None: nothing was throttled).
+    first_throttle: ClientError | None = None
 
     @property
     def throttled(self) -> int:
         """HTTP attempts DynamoDB answered with a throttling error."""
         return int(self.attempts["code"].isin(THROTTLING_CODES).sum())
+
+    def bars(self, bin_seconds: float = 0.5, end: float | None = None) -> pd.DataFrame:
+        """The figure's top row: HTTP attempts per second, accepted and throttled, per ``bin_seconds``
+        of lab time from 0 to ``end`` (default: the last attempt)."""
+        import numpy as np
+        import pandas as pd
+
+        check_positive("bin_seconds", bin_seconds)
+        last = float(self.attempts["time"].max()) if len(self.attempts) else 1.0
+        edges = np.arange(0, (last if end is None else end) + bin_seconds, bin_seconds)
+        t = self.attempts["time"]
+        throttled = self.attempts["code"].isin(THROTTLING_CODES)
+        ok_counts, _ = np.histogram(t[~throttled], bins=edges)
+        bad_counts, _ = np.histogram(t[throttled], bins=edges)
+        return pd.DataFrame(
+            {"start": edges[:-1], "accepted": ok_counts / bin_seconds, "throttled": bad_counts / bin_seconds}
+        )
 
     def summary(self) -> dict[str, Any]:
         latency = (self.ops["end"] - self.ops["start"]) * 1000
@@ -51,39 +90,86 @@ class Storm:
         }
 
 
-def storm(op: Callable[[Any, int, int], Any], *, conn: Connection, threads: int = 16, ops: int = 30) -> Storm:
-    """:func:`labkit.races.stress` that also logs every HTTP attempt (throttled or not) of every client.
+@contextlib.contextmanager
+def _clock_of(conn: Connection) -> Iterator[LabClock | None]:
+    """The endpoint's clock, taken for the storm; None where there is none to take (DynamoDB Local,
+    AWS: they throttle by their own clock, or never), and the storm runs on its plan alone."""
+    if conn.backend != "embedded":
+        yield None
+        return
+    with lab_clock(conn) as clock:
+        yield clock
 
-    Each worker's client keeps botocore's retries (standard mode), so throttled attempts are retried
-    with backoff — the latency the lesson shows.
+
+def storm(
+    op: Callable[[Any, int, int], Any],
+    *,
+    conn: Connection,
+    threads: int = 16,
+    ops: int = 30,
+    rate: float = 400.0,
+    seed: int = 0,
+) -> Storm:
+    """``threads`` workers x ``ops`` operations ``op(client, worker, seq)`` on the lab's clock.
+
+    Operation *i* (worker ``i % threads``, its ``seq`` ``i // threads``) arrives at ``i / rate`` lab
+    seconds; the storm moves the endpoint's frozen clock to each arrival and retry before sending it,
+    one at a time, and gives the clock back after. Each worker has its own client, with botocore's
+    retries off: a throttled operation is attempted again by the storm, after botocore's standard
+    backoff drawn from ``random.Random(seed)``, in lab seconds. ``op`` should make one DynamoDB call
+    (an attempt again runs it whole). DynamoDB errors are recorded; any other exception is raised.
     """
     import pandas as pd
 
-    from .races import stress
-
+    check_int("threads", threads, least=1)
+    check_int("ops", ops, least=1)
+    check_positive("rate", rate, "operations a second")
+    backoff = random.Random(seed)
     log: list[tuple[float, str]] = []
-    lock = threading.Lock()
-    watched: set[int] = set()
+    now = 0.0  # the lab instant of the attempt being sent
 
     def attempt(response: Any = None, **_: Any) -> None:
-        if response is None:
+        if response is None:  # no answer at all (a connection error): not an attempt DynamoDB answered
             return
         http, parsed = response
         code = parsed.get("Error", {}).get("Code") if http.status_code >= 300 else "ok"
-        with lock:
-            log.append((time.perf_counter(), str(code or f"HTTP {http.status_code}")))
+        log.append((now, str(code or f"HTTP {http.status_code}")))
 
-    def watched_op(client: Any, worker: int, seq: int) -> Any:
-        if id(client) not in watched:
-            watched.add(id(client))
-            client.meta.events.register("needs-retry.dynamodb", attempt)
-        return op(client, worker, seq)
-
-    df = stress(watched_op, conn=conn, threads=threads, ops=ops, progress=False)
+    clients = []
+    for _ in range(threads):
+        client = conn.new_client(retries={"mode": "standard", "total_max_attempts": 1})
+        client.meta.events.register("needs-retry.dynamodb", attempt)
+        clients.append(client)
+    total = threads * ops
+    # (lab instant, operation, attempt): arrivals and retries, sent in lab-time order
+    due: list[tuple[float, int, int]] = [(i / rate, i, 1) for i in range(total)]
+    heapq.heapify(due)
+    rows: list[dict[str, Any] | None] = [None] * total
+    first_throttle: ClientError | None = None
+    with _clock_of(conn) as clock:
+        while due:
+            now, i, tries = heapq.heappop(due)
+            if clock is not None:
+                clock.at(now)
+            worker, seq = i % threads, i // threads
+            row = rows[i] or {"worker": worker, "seq": seq, "start": now, "calls": 0}
+            rows[i] = row
+            before = len(log)
+            try:
+                row.update(ok=True, error_code=None, result=op(clients[worker], worker, seq))
+            except ClientError as exc:
+                code = str(exc.response.get("Error", {}).get("Code"))
+                row.update(ok=False, error_code=code, result=None)
+                if code in THROTTLING_CODES and first_throttle is None:
+                    first_throttle = exc
+                if code in THROTTLING_CODES and tries < C.SDK_ATTEMPTS:
+                    wait = backoff.random() * min(BACKOFF_BASE * 2 ** (tries - 1), BACKOFF_CAP)
+                    heapq.heappush(due, (now + wait, i, tries + 1))
+            row.update(end=now, retries=tries - 1)
+            row["calls"] += len(log) - before
+    frame = pd.DataFrame(rows, columns=list(OPS_COLUMNS))
     attempts = pd.DataFrame(log, columns=["time", "code"])
-    if len(attempts):
-        attempts["time"] -= attempts["time"].min()
-    return Storm(df, attempts.sort_values("time").reset_index(drop=True))
+    return Storm(frame, attempts.sort_values("time", kind="stable").reset_index(drop=True), first_throttle)
 
 
 def plot_storm(
@@ -93,40 +179,35 @@ def plot_storm(
     partitions: Mapping[str, int] | None = None,
     bin_seconds: float = 0.5,
 ) -> Figure:
-    """Per storm: attempts per second (accepted vs throttled) over time, and each request's latency.
+    """Per storm: attempts per second (accepted vs throttled) over lab time, and each request's wait.
 
     ``partitions`` says how many partitions a storm's writes were spread over (default 1), drawn as
-    their combined limit.
+    their combined limit. The bars are :meth:`Storm.bars`; the bottom row is each request's time from
+    its arrival to its last answer, in lab seconds (0 for a request answered at its first attempt).
     """
-    import numpy as np
-
     require("matplotlib", "lab", "labkit.storms.plot_storm")
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(11, 6.5), layout="constrained")
     axes = fig.subplots(2, len(storms), sharex=True, squeeze=False)
     end = max((float(s.attempts["time"].max()) for s in storms.values() if len(s.attempts)), default=1.0)
-    edges = np.arange(0, end + bin_seconds, bin_seconds)
     limit = partition_limits(scale)[1]
     peak = 1.0
     for col, (name, run) in enumerate(storms.items()):
         top, bottom = axes[0][col], axes[1][col]
-        t = run.attempts["time"]
-        throttled = run.attempts["code"].isin(THROTTLING_CODES)
-        ok_counts, _ = np.histogram(t[~throttled], bins=edges)
-        bad_counts, _ = np.histogram(t[throttled], bins=edges)
+        bars = run.bars(bin_seconds, end)
         width = bin_seconds * 0.9
-        top.bar(edges[:-1], ok_counts / bin_seconds, width=width, align="edge", color="#4C72B0", label="accepted")
+        top.bar(bars["start"], bars["accepted"], width=width, align="edge", color="#4C72B0", label="accepted")
         top.bar(
-            edges[:-1],
-            bad_counts / bin_seconds,
+            bars["start"],
+            bars["throttled"],
             width=width,
             align="edge",
-            bottom=ok_counts / bin_seconds,
+            bottom=bars["accepted"],
             color="#C44E52",
             label="throttled",
         )
-        peak = max(peak, float(((ok_counts + bad_counts) / bin_seconds).max(initial=0)))
+        peak = max(peak, float((bars["accepted"] + bars["throttled"]).max()) if len(bars) else 0.0)
         spread = (partitions or {}).get(name, 1)
         top.axhline(
             limit,
@@ -144,15 +225,12 @@ def plot_storm(
         )
         top.set_ylabel("HTTP attempts / s")
         top.legend(loc="upper right", fontsize=8)
-        latency = (run.ops["end"] - run.ops["start"]) * 1000
+        waited = run.ops["end"] - run.ops["start"]
         retried = run.ops["retries"] > 0
-        bottom.scatter(run.ops["start"][~retried], latency[~retried], s=6, color="#4C72B0", label="first attempt")
-        bottom.scatter(
-            run.ops["start"][retried], latency[retried], s=10, color="#C44E52", label="retried by the SDK (backoff)"
-        )
-        bottom.set_yscale("log")
-        bottom.set_ylabel("request latency (ms)")
-        bottom.set_xlabel("seconds since the storm started")
+        bottom.scatter(run.ops["start"][~retried], waited[~retried], s=6, color="#4C72B0", label="first attempt")
+        bottom.scatter(run.ops["start"][retried], waited[retried], s=10, color="#C44E52", label="retried (backoff)")
+        bottom.set_ylabel("arrival to last answer (lab s)")
+        bottom.set_xlabel("lab seconds since the storm started")
         bottom.legend(loc="upper right", fontsize=8)
     lows, highs = zip(*(axes[1][col].get_ylim() for col in range(len(storms))), strict=True)
     for col in range(len(storms)):
@@ -162,4 +240,4 @@ def plot_storm(
     return fig
 
 
-__all__ = ["Storm", "plot_storm", "storm"]
+__all__ = ["BACKOFF_BASE", "BACKOFF_CAP", "OPS_COLUMNS", "Storm", "plot_storm", "storm"]

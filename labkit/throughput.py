@@ -88,6 +88,12 @@ def describe_scale(scale: float) -> str:
     )
 
 
+#: A bucket counts its tokens in millionths of a unit: the same lab timeline (a storm's arrivals at
+#: i / rate seconds) then gives the same levels whatever instant the engine's clock stood at when it
+#: began, where float sums of ``rate * (now - updated)`` differ in their last bits (decision 141).
+TOKEN_DIGITS = 6
+
+
 class TokenBucket:
     """``rate`` tokens a second, at most ``capacity`` kept; starts full. Time comes from the caller."""
 
@@ -100,13 +106,13 @@ class TokenBucket:
     def level(self, now: float) -> float:
         """Tokens available at ``now`` (negative while in debt)."""
         if now > self.updated:
-            self.tokens = min(self.capacity, self.tokens + self.rate * (now - self.updated))
+            self.tokens = round(min(self.capacity, self.tokens + self.rate * (now - self.updated)), TOKEN_DIGITS)
             self.updated = now
         return self.tokens
 
     def spend(self, units: float, now: float) -> None:
         self.level(now)
-        self.tokens -= units
+        self.tokens = round(self.tokens - units, TOKEN_DIGITS)
 
 
 @dataclass(frozen=True)
@@ -275,6 +281,7 @@ def set_partition_scale(client: Any, table_name: str, scale: float | None) -> No
 __all__ = [
     "PartitionThrottle",
     "SCALE_TAG",
+    "TOKEN_DIGITS",
     "TableSettings",
     "TokenBucket",
     "check_scale",

@@ -10,8 +10,8 @@ written). Anything else that escapes is an engine bug: the HTTP layer answers 50
 The engine imports no plug-in. It is handed its hooks (:mod:`labkit.engine_hooks`) and its
 control operations (``X-Amz-Target`` -> handler) by whoever builds it — :mod:`labkit.embedded`
 lists labkit's defaults — and plug-ins use only its public methods: :meth:`DynamoEngine.now`,
-:meth:`~DynamoEngine.advance_clock`, :attr:`~DynamoEngine.generation`, the hook list and the
-table views.
+:meth:`~DynamoEngine.advance_clock`, :meth:`~DynamoEngine.set_clock`, :attr:`~DynamoEngine.generation`,
+the hook list and the table views.
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from .. import constants as C
 from ..engine_hooks import Hook, Rejection, RequestInfo, wants, weak_answer
 from ..operations import DATA_PLANE, TOKENED, WeakAnswer, weak_answer_misuse
-from ..validation import check_non_negative
+from ..validation import check_choice, check_non_negative
 from . import weak
 from .checks.request import validate
 from .errors import ClientFault
@@ -55,7 +56,8 @@ class DynamoEngine:
     """Applies DynamoDB JSON requests to moto's DynamoDB, one at a time.
 
     ``clock`` (seconds, monotonic) is the engine's time: it dates ClientRequestTokens and is the
-    ``now`` hooks see; tests inject a fake one, :meth:`advance_clock` moves it forward. ``hooks``
+    ``now`` hooks see (partition buckets, throttling); tests inject a fake one, :meth:`advance_clock`
+    moves it forward, :meth:`set_clock` freezes it (a lab owns it) or lets it follow ``clock`` again. ``hooks``
     see every validated data-plane request they want (see :mod:`labkit.engine_hooks`); none by
     default. ``controls`` maps an ``X-Amz-Target`` (e.g. ``"Labkit.SetFaults"``) to the
     :data:`Control` that answers it; any other target is decoded as a DynamoDB request, so an
@@ -78,6 +80,9 @@ class DynamoEngine:
         self.lock = threading.RLock()
         self._clock = clock
         self._advanced = 0.0
+        # (``clock()`` when it was frozen, None: it follows ``clock``; the seconds of ``clock`` that passed
+        # while it was frozen): one tuple, swapped whole, so :meth:`now` reads it without the lock
+        self._mode: tuple[float | None, float] = (None, 0.0)
         #: Epoch seconds at the engine's time 0: the wall clock at start, less the clock's reading then.
         self.epoch_origin = time.time() - self.now()
         from .store.moto_store import MotoStore  # moto takes ~0.3 s to import: only when an engine is built
@@ -100,14 +105,20 @@ class DynamoEngine:
 
     # the engine's time -----------------------------------------------------------------------
     def now(self) -> float:
-        """The engine's clock: the ``clock`` it was given, plus every :meth:`advance_clock`."""
-        return self._clock() + self._advanced
+        """The engine's clock: the ``clock`` it was given (stopped while frozen), plus every :meth:`advance_clock`.
+
+        Every time-based behaviour of the engine reads it, and only it: the ClientRequestToken
+        window, and the ``now`` its hooks are told (partition buckets and throttling).
+        """
+        frozen_at, paused = self._mode
+        return (self._clock() if frozen_at is None else frozen_at) - paused + self._advanced
 
     def advance_clock(self, seconds: float) -> float:
         """Move the engine's clock forward by ``seconds`` (>= 0); returns the total advance so far.
 
         Everything dated by the engine sees it: ClientRequestTokens age (past DynamoDB's 10
         minutes they are forgotten), and hooks get the later ``now`` (token buckets refill).
+        Frozen or not, the clock moves by exactly ``seconds``.
         """
         seconds = check_non_negative("seconds", seconds)
         with self.lock:
@@ -153,6 +164,26 @@ class DynamoEngine:
                 if (table is None or name == table) and expiry.ttl_attribute(self.store, account, region, name):
                     found.append((account, region, name))
         return found
+
+    @property
+    def clock_mode(self) -> str:
+        """``"real"``: the clock follows the ``clock`` it was given; ``"frozen"``: only :meth:`advance_clock`
+        moves it."""
+        return C.CLOCK_REAL if self._mode[0] is None else C.CLOCK_FROZEN
+
+    def set_clock(self, mode: str) -> str:
+        """Freeze the engine's clock (``"frozen"``) or let it follow real time again (``"real"``); returns the
+        mode it had. It never goes back: frozen, it stands at the instant it was frozen; thawed, it goes on
+        from where it stood (the real seconds that passed while it was frozen never reach it)."""
+        check_choice("clock mode", mode, C.CLOCK_MODES)
+        with self.lock:
+            before = self.clock_mode
+            frozen_at, paused = self._mode
+            if mode == C.CLOCK_FROZEN and frozen_at is None:
+                self._mode = (self._clock(), paused)
+            elif mode == C.CLOCK_REAL and frozen_at is not None:
+                self._mode = (None, paused + self._clock() - frozen_at)
+            return before
 
     @property
     def generation(self) -> int:

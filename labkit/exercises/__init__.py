@@ -34,8 +34,13 @@ from .rules import signature_problem
 from .trial import Trial
 from .verdict import Finding, Verdict
 
-#: Seconds one run of the solution (alone, or one forced order) may take before it is a timeout.
-DEFAULT_TIMEOUT = 5.0
+#: Seconds one run of the solution (alone, or one forced order) may take before it is a timeout: the
+#: last guard against a real hang (a solution that waits for something that never comes), not the
+#: judge of a retry loop — one that spins is stopped by what it does (``SPIN_CALLS`` calls without
+#: progress, :mod:`.trial`). A run is one to a few dozen DynamoDB calls on the embedded endpoint,
+#: about 2 ms each on an idle machine: under 0.1 s. 30 s leaves a factor of 300 for a machine that is
+#: slow or saturated (a load of 9 on 2 cores slows it about 5x), so no sound solution meets it.
+DEFAULT_TIMEOUT = 30.0
 
 
 @dataclass(frozen=True)

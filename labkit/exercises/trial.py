@@ -21,6 +21,7 @@ from botocore.exceptions import ClientError
 from .. import Connection
 from ..errors import RaceError
 from ..invariants import scan_rows
+from ..operations import WRITES
 from ..races import Interleaving, all_interleavings, count_orders, run_interleaving, stress
 from ..table import reset_table
 from .outcomes import Broke, Explain, Item, Judge, Outcome, RecordedCall, Stop, call_text, person, typed
@@ -32,10 +33,23 @@ if TYPE_CHECKING:
 
 #: The most orders one race may take (stops a solution with dozens of calls from taking minutes).
 MAX_ORDERS = 200
+#: The DynamoDB calls one actor may make in a row while no write by anyone succeeds. Every pattern of
+#: the exercises needs one to three calls a try, and a try of a sound retry loop fails only because
+#: another caller's write succeeded (progress, which starts the count again). A loop that resends a
+#: request that can no longer succeed (a condition on a version it never reads again) makes no
+#: progress: it is judged by what it does, after this many calls, not by the seconds it took.
+SPIN_CALLS = 20
+#: DynamoDB's answer to a write whose condition failed (a single-item write, or a transaction).
+_REFUSED = ("ConditionalCheckFailedException", "TransactionCanceledException")
 
 
 class _Killed(BaseException):
     """Injected into a learner's thread that outlived its timeout, so it stops burning a core."""
+
+
+class _Spinning(BaseException):
+    """Raised out of a learner's DynamoDB call once it made :data:`SPIN_CALLS` calls without progress
+    (``except Exception`` in a retry loop cannot swallow it)."""
 
 
 class Trial:
@@ -66,6 +80,11 @@ class Trial:
         self.storm_ops = 0
         self.notes: list[str] = []
         self._last_items: list[Item] | None = None
+        #: Per actor, since the last write by anyone succeeded: its calls, and its refused writes.
+        self._idle: dict[str, int] = {}
+        self._refused: dict[str, int] = {}
+        self._where = "running alone"
+        self.spin: Finding | None = None
 
     # ------------------------------------------------------------ plumbing
 
@@ -74,10 +93,46 @@ class Trial:
 
         def record(params: Mapping[str, Any], model: Any, **_: Any) -> None:
             calls().append(RecordedCall(actor, str(model.name), copy.deepcopy(dict(params))))
+            self._count_call(actor)
 
-        client.meta.events.register(
-            "before-parameter-build.dynamodb", record, unique_id=f"labkit-exercise-{id(self)}-{actor}"
-        )
+        def answered(http_response: Any, parsed: Mapping[str, Any], model: Any, **_: Any) -> None:
+            self._count_answer(actor, str(model.name), int(http_response.status_code), parsed)
+
+        unique = f"labkit-exercise-{id(self)}-{actor}"  # one emitter's ids are shared by all its events
+        client.meta.events.register("before-parameter-build.dynamodb", record, unique_id=unique)
+        client.meta.events.register("after-call.dynamodb", answered, unique_id=f"{unique}-answer")
+
+    def _count_call(self, actor: str) -> None:
+        """Before a call: past :data:`SPIN_CALLS` answers without progress, the actor is stopped (:attr:`spin`)."""
+        with self._lock:
+            if self._idle.get(actor, 0) < SPIN_CALLS:
+                return
+            if self.spin is None:
+                refused = self._refused.get(actor, 0)
+                self.spin = Finding(
+                    "endless-retry",
+                    f"{person(actor)} made {SPIN_CALLS} DynamoDB calls in a row ({refused} of them writes refused "
+                    f"by their condition) while no write by anyone succeeded, {self._where}: a retry loop that "
+                    "sends the same request again cannot succeed once it has lost. A retry loop needs a fresh "
+                    "read each time round (and a bound)",
+                )
+        raise _Spinning
+
+    def _count_answer(self, actor: str, operation: str, status: int, parsed: Mapping[str, Any]) -> None:
+        """A write that succeeded is progress for everyone; any other answer is one more call without it."""
+        with self._lock:
+            if operation in WRITES and status < 300:
+                self._idle.clear()
+                self._refused.clear()
+                return
+            self._idle[actor] = self._idle.get(actor, 0) + 1
+            if parsed.get("Error", {}).get("Code") in _REFUSED:
+                self._refused[actor] = self._refused.get(actor, 0) + 1
+
+    def _no_spin(self) -> None:
+        """End the check with the endless-retry finding if an actor was stopped for it."""
+        if self.spin is not None:
+            raise Stop(self.spin)
 
     def calls_sink(self) -> list[RecordedCall]:
         return self.calls
@@ -95,6 +150,8 @@ class Trial:
                 out.value = self.solution(client, self.table, *args)
             except Exception as exc:  # judged by the checker, never a crash of the race lab
                 out.exc = exc
+            except _Spinning:  # stopped for making no progress: the run ends, the check reports it
+                pass
             finally:
                 with self._lock:
                     self.threads.discard(ident)
@@ -133,6 +190,9 @@ class Trial:
         self._batch([{"PutRequest": {"Item": typed(item)}} for item in items])  # never both on one key
         self._last_items = list(items)
         self.calls = []
+        with self._lock:
+            self._idle.clear()
+            self._refused.clear()
 
     def _batch(self, writes: list[dict[str, Any]]) -> None:
         for start in range(0, len(writes), 25):
@@ -169,13 +229,16 @@ class Trial:
     def solo(self, actor: str, *args: Any) -> Outcome:
         """Run the solution once, alone; guards applied, a stub or crash ends the check."""
         start = len(self.calls)
+        self._where = "running alone"
         try:
             res = run_interleaving({actor: self.actor(actor, args)}, [], conn=self.conn, timeout=self.timeout)
         except RaceError as exc:
+            self._no_spin()
             raise self._timed_out(
                 f"{person(actor)}'s call {call_text(args)}",
                 f" (running alone: {exc})" if "timed out" not in str(exc) else "",
             ) from None
+        self._no_spin()
         self.solos += 1
         out: Outcome = res.results[actor]
         out.calls = self.calls[start:]
@@ -222,10 +285,13 @@ class Trial:
         wrapped = {name: self.actor(name, args) for name, args in actors.items()}
         tried = 0
         self.races += 1
+        who = " and ".join(person(a) for a in actors)
+        self._where = f"in the race between {who}"
 
         def outcome(res: Interleaving) -> dict[str, Any]:
             nonlocal tried
             tried += 1
+            self._no_spin()
             outs: dict[str, Outcome] = {}
             for name in actors:
                 out = res.results[name]
@@ -253,7 +319,7 @@ class Trial:
                 timeout=self.timeout,
             )
         except RaceError as exc:
-            who = " and ".join(person(a) for a in actors)
+            self._no_spin()
             raise self._timed_out(f"the race between {who}", f" ({exc})") from None
         finally:
             self.orders += tried
@@ -271,6 +337,7 @@ class Trial:
     ) -> list[Outcome]:
         """``threads`` workers x ``ops`` calls at once (labkit.races.stress), bounded by a join."""
         self.reset(seed)
+        self._where = f"in a storm of {threads} workers x {ops} calls"
         outs: list[Outcome] = []
 
         def op(client: DynamoDBClient, worker: int, seq: int) -> None:
@@ -288,9 +355,11 @@ class Trial:
         storm_thread.start()
         storm_thread.join(self.timeout * 2)
         if storm_thread.is_alive():
+            self._no_spin()
             raise self._timed_out(
                 f"the storm of {threads} workers x {ops} calls", f" (bounded at {self.timeout * 2:g} s)"
             )
+        self._no_spin()
         if "exc" in box:
             raise box["exc"]
         self.storm_ops += len(outs)

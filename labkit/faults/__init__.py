@@ -92,14 +92,17 @@ from .answers import (
 )
 from .control import (
     CONTROL_OPERATIONS,
+    LabClock,
     advance_token_clock,
     control,
     describe_expiry,
     endpoint_fault_log,
     endpoint_faults,
     expire_items,
+    lab_clock,
     lab_epoch,
     set_endpoint_faults,
+    set_lab_clock,
 )
 from .injector import FaultInjector, fault_controls
 from .kinds import (
@@ -140,6 +143,7 @@ __all__ = [
     "FaultRules",
     "FaultSpec",
     "Hold",
+    "LabClock",
     "LoseResponse",
     "OPERATIONS",
     "ServerError",
@@ -162,10 +166,12 @@ __all__ = [
     "expire_items",
     "fault_controls",
     "inject",
+    "lab_clock",
     "lab_epoch",
     "load_rules",
     "parse_faults",
     "plan_for",
     "rejection",
     "set_endpoint_faults",
+    "set_lab_clock",
 ]

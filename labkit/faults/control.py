@@ -1,7 +1,7 @@
 """The client of labkit-only control operations (``X-Amz-Target: Labkit.<name>``).
 
 A notebook switches the endpoint's fault rules, reads its fault log, holds a transaction or
-moves the engine's clock with the helpers below; the embedded endpoint of the ``labkit``
+takes and moves the engine's clock (:func:`lab_clock`) with the helpers below; the embedded endpoint of the ``labkit``
 profile answers them (loopback only, because it listens nowhere else; the handlers are in
 :mod:`labkit.faults.injector` and :mod:`labkit.embedded`). Client side: plain HTTP, no engine.
 """
@@ -15,8 +15,10 @@ import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .. import constants as C
 from ..errors import ConfigurationError, ValidationError
 from ..operations import CONTROL_PREFIX, CONTROLS, Op
+from ..validation import check_non_negative
 from .rules import FaultRules
 
 if TYPE_CHECKING:
@@ -158,3 +160,58 @@ def lab_epoch(conn: Connection) -> float:
     """The lab's time as Unix epoch seconds: what the embedded endpoint's TTL compares an item's TTL with
     (the wall clock when it started, plus its clock since, ``Labkit.AdvanceClock`` included)."""
     return float(describe_expiry(conn)["Epoch"])
+
+
+def set_lab_clock(conn: Connection, mode: str) -> str:
+    """Freeze the endpoint's clock (``"frozen"``: only :func:`advance_token_clock` or a :class:`LabClock`
+    moves it) or let it follow real time again (``"real"``); returns the mode it had."""
+    return str(control(_endpoint(conn), Op.SET_CLOCK, {"Mode": mode})["Previous"])
+
+
+class LabClock:
+    """The endpoint's clock while a lab owns it (:func:`lab_clock`): frozen, moved only by this object.
+
+    ``elapsed`` is the lab seconds it was moved since it was taken; :meth:`advance` moves it by some
+    seconds, :meth:`at` to an instant counted from the take-over (a storm's planned arrival times).
+    """
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.elapsed = 0.0
+
+    def advance(self, seconds: float) -> float:
+        """Move the clock forward by ``seconds`` (>= 0); returns ``elapsed``."""
+        seconds = check_non_negative("seconds", seconds)
+        if seconds:
+            advance_token_clock(self.conn, seconds)
+            self.elapsed += seconds
+        return self.elapsed
+
+    def at(self, instant: float) -> float:
+        """Move the clock to ``instant`` lab seconds after it was taken (never back); returns ``elapsed``."""
+        instant = check_non_negative("instant", instant)
+        if instant < self.elapsed:
+            raise ValidationError(
+                f"the lab clock is at {self.elapsed:g} s and never goes back; {instant:g} s is earlier"
+            )
+        if instant > self.elapsed:
+            advance_token_clock(self.conn, instant - self.elapsed)
+            self.elapsed = instant
+        return self.elapsed
+
+
+@contextlib.contextmanager
+def lab_clock(conn: Connection) -> Iterator[LabClock]:
+    """``with lab_clock(conn) as clock:`` — the endpoint's clock stands still inside the block and moves
+    only when ``clock.advance(seconds)`` or ``clock.at(instant)`` moves it, never by sleeping; after the
+    block it is given back as it was (real time goes on from where the lab left it; it never goes back).
+
+    Every time-based behaviour of the embedded endpoint reads this one clock: partition buckets and
+    throttling, the ClientRequestToken window. Embedded endpoint (profile ``labkit``) only.
+    """
+    previous = set_lab_clock(conn, C.CLOCK_FROZEN)
+    try:
+        yield LabClock(conn)
+    finally:
+        if previous != C.CLOCK_FROZEN:
+            set_lab_clock(conn, previous)

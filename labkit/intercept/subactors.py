@@ -10,17 +10,27 @@ all wait on one). The wait is CPython's own, with the waiter known, so a ``notif
 session exactly which threads it woke, and who woke them, before the notifier goes on. A thread
 blocked elsewhere (a plain ``Lock`` held across a DynamoDB call, a ``SimpleQueue``, a socket) counts
 as running.
+
+asyncio: ``asyncio.to_thread`` and ``loop.run_in_executor`` submit to a ThreadPoolExecutor (the
+loop's default one, or the one given), so each is a pool task like any other. The actor's thread
+then waits in its event loop's selector, for ``call_soon_threadsafe`` (the pool future's done
+callback, which hands the result to the loop): a bound thread waiting there is blocked, and a
+``call_soon_threadsafe`` to its loop wakes it, told to the session like a ``notify``. A pool task
+ends once every done callback of its future ran, so the loop is woken before its task counts as
+ended, as a thread waiting in ``Future.result`` is.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
+from ..errors import RaceError
 from .bindings import BOUND_THREADS, Binding, bound, current
 
 
@@ -84,6 +94,9 @@ _original_result: Callable[..., Any] = Future.result
 _original_exception: Callable[..., Any] = Future.exception
 _original_set: Callable[..., Any] = threading.Event.set
 _original_event_wait: Callable[..., Any] = threading.Event.wait
+_original_invoke_callbacks: Callable[..., Any] = Future._invoke_callbacks  # type: ignore[attr-defined]
+#: each pending pool task's future -> what ends the task (called once its done callbacks ran)
+_ends: dict[Future[Any], Callable[[], None]] = {}
 #: each pool task's future -> the task (for the happens-before of a result)
 _task_of: weakref.WeakKeyDictionary[Future[Any], Binding] = weakref.WeakKeyDictionary()
 #: each Event set by a bound thread -> (its session, what the setter had seen)
@@ -160,6 +173,8 @@ def _submit(self: ThreadPoolExecutor, fn: Callable[..., Any], /, *args: Any, **k
             return _original_submit(self, fn, *args, **kwargs)  # type: ignore[no-any-return]
         return _original_submit(self, _run_bound, None, fn, *args, **kwargs)  # type: ignore[no-any-return]
     hooks = _hooks(binding)
+    if hooks is not None:
+        _refuse_foreign_loop(binding)
     _local.in_pool = getattr(_local, "in_pool", 0) + 1  # the pool's worker threads are no sub-actors
     try:
         if hooks is None:  # the work runs as its submitter
@@ -174,14 +189,28 @@ def _submit(self: ThreadPoolExecutor, fn: Callable[..., Any], /, *args: Any, **k
     finally:
         _local.in_pool -= 1
 
-    def done(_: Future[Any]) -> None:  # after the future's waiters were notified
+    def done() -> None:  # after the future's waiters were notified and its done callbacks ran
         for ident in [i for i, t in _finishing.items() if t is task]:
             _finishing.pop(ident, None)
         hooks.ended(task, None)
 
     _task_of[future] = task
-    future.add_done_callback(done)
+    _ends[future] = done
+    if future.done():  # it finished before it was registered: nobody else ends it
+        end = _ends.pop(future, None)
+        if end is not None:
+            end()
     return future
+
+
+def _invoke_callbacks(self: Future[Any]) -> None:
+    """The future's done callbacks, then (a pool task's) its end: asyncio wakes its loop in a callback."""
+    try:
+        _original_invoke_callbacks(self)
+    finally:
+        end = _ends.pop(self, None) if _ends else None
+        if end is not None:
+            end()
 
 
 def _observe(future: Future[Any]) -> None:
@@ -300,9 +329,111 @@ def _notify(self: threading.Condition, n: int = 1) -> None:
             hooks.woken(group, source if source is not None and source.session is group[0].session else None)
 
 
+# ---------------------------------------------------------------- asyncio
+
+#: an event loop whose bound thread waits in its selector -> that thread's binding
+_sleeping: dict[Any, Binding] = {}
+_sleep_lock = threading.Lock()  # orders a waiting loop against call_soon_threadsafe (never a task's wait)
+
+
+class _WatchedSelector:
+    """An event loop's selector: a bound thread's wait in ``select`` is told to its session."""
+
+    def __init__(self, inner: Any, loop: Any) -> None:
+        self._inner = inner
+        self._loop = loop
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def select(self, timeout: float | None = None) -> Any:
+        binding = current()
+        hooks = _hooks(binding)
+        if hooks is None or binding is None or (timeout is not None and timeout <= 0):
+            return self._inner.select(timeout)
+        with _sleep_lock:
+            waits = not self._loop._ready  # a callback already queued (a wake-up sent): no wait
+            if waits:
+                _sleeping[self._loop] = binding
+                hooks.blocked(binding, None, "waits (asyncio event loop)")
+        if not waits:
+            return self._inner.select(timeout)
+        try:
+            return self._inner.select(timeout)
+        finally:
+            with _sleep_lock:
+                _sleeping.pop(self._loop, None)
+            hooks.resumed(binding)
+
+
+def _refuse_foreign_loop(binding: Binding) -> None:
+    """A pool task submitted from an event loop that is not asyncio's own (uvloop): the run ends at once.
+
+    Its thread would wait for the task inside that loop, where the lab cannot see it wait: the run
+    would stand still and time out. asyncio's own loop is watched (the module docstring).
+    """
+    aio = sys.modules.get("asyncio")
+    loop = aio._get_running_loop() if aio is not None else None
+    if loop is None or isinstance(loop, aio.BaseEventLoop):  # type: ignore[union-attr]
+        return
+    kind = f"{type(loop).__module__.split('.')[0]}'s {type(loop).__qualname__}"
+    binding.session.refuse(
+        RaceError(
+            f"{binding.who} sent work to a thread pool (asyncio.to_thread or loop.run_in_executor) from an "
+            f"event loop the race lab cannot watch ({kind}); nothing was sent. Run the actor's coroutine with "
+            "asyncio.run(...) (asyncio's own event loop, not uvloop): its to_thread and run_in_executor calls "
+            "are explored as sub-actors there. Or make the DynamoDB calls directly, or in a ThreadPoolExecutor "
+            "whose futures the actor waits for."
+        )
+    )
+
+
+def _run_once(self: Any) -> None:
+    """One turn of an event loop; a loop run by a bound thread has its selector watched first."""
+    if current() is not None and not isinstance(self._selector, _WatchedSelector):
+        self._selector = _WatchedSelector(self._selector, self)
+    _original_run_once(self)
+
+
+def _call_soon_threadsafe(self: Any, callback: Callable[..., Any], *args: Any, context: Any = None) -> Any:
+    """asyncio's wake-up from another thread: a bound thread waiting in this loop's selector is woken.
+
+    The callback is queued and the sleeper taken under one lock, so the wake-up is told for the very
+    wait it ends: a loop that already ran the callback cannot wait again (and be told woken) in between.
+    """
+    if not BOUND_THREADS:  # no run going on: no thread can be waiting for the lab
+        return _original_call_soon_threadsafe(self, callback, *args, context=context)
+    with _sleep_lock:
+        handle = _original_call_soon_threadsafe(self, callback, *args, context=context)
+        sleeper = _sleeping.pop(self, None)
+        hooks = _hooks(sleeper)
+        if sleeper is not None and hooks is not None:
+            source = current() or _finishing.get(threading.get_ident())
+            if source is not None and source.session is not sleeper.session:
+                source = None
+            hooks.woken([sleeper], source)
+    return handle
+
+
+def _patch_asyncio() -> None:
+    global _original_run_once, _original_call_soon_threadsafe
+    from asyncio import base_events
+
+    loop = base_events.BaseEventLoop
+    _original_run_once = loop._run_once  # type: ignore[attr-defined]
+    _original_call_soon_threadsafe = loop.call_soon_threadsafe
+    loop._run_once = _run_once  # type: ignore[attr-defined]
+    loop.call_soon_threadsafe = _call_soon_threadsafe  # type: ignore[method-assign,assignment]
+
+
+_original_run_once: Callable[..., Any]
+_original_call_soon_threadsafe: Callable[..., Any]
+
+
 def patch_threading() -> None:
-    """Wrap thread starts and joins, pool submits and shutdowns, future results, Event sets and waits,
-    Condition waits and notifies (once: :func:`labkit.intercept.install` calls it under its lock)."""
+    """Wrap thread starts and joins, pool submits and shutdowns, future results and callbacks, Event
+    sets and waits, Condition waits and notifies, and an asyncio loop's selector waits and thread-safe
+    wake-ups (once: :func:`labkit.intercept.install` calls it under its lock)."""
     threading.Thread.start = _start  # type: ignore[method-assign]
     threading.Thread.join = _join  # type: ignore[method-assign]
     ThreadPoolExecutor.submit = _submit  # type: ignore[method-assign,assignment]
@@ -313,6 +444,8 @@ def patch_threading() -> None:
     threading.Event.wait = _event_wait  # type: ignore[method-assign]
     threading.Condition.wait = _wait  # type: ignore[method-assign]
     threading.Condition.notify = _notify  # type: ignore[method-assign]
+    Future._invoke_callbacks = _invoke_callbacks  # type: ignore[attr-defined]
+    _patch_asyncio()
 
 
 __all__ = [

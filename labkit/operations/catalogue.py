@@ -107,6 +107,7 @@ class Op(StrEnum):
     HOLD_TRANSACTION = "Labkit.HoldTransaction"
     RELEASE_TRANSACTION = "Labkit.ReleaseTransaction"
     ADVANCE_CLOCK = "Labkit.AdvanceClock"
+    SET_CLOCK = "Labkit.SetClock"
     SETTLE_IMAGES = "Labkit.SettleImages"
     EXPIRE_ITEMS = "Labkit.ExpireItems"
     DESCRIBE_EXPIRY = "Labkit.DescribeExpiry"
@@ -297,6 +298,7 @@ _RECORDS: tuple[Operation, ...] = (
             Op.HOLD_TRANSACTION,
             Op.RELEASE_TRANSACTION,
             Op.ADVANCE_CLOCK,
+            Op.SET_CLOCK,
             Op.SETTLE_IMAGES,
             Op.EXPIRE_ITEMS,
             Op.DESCRIBE_EXPIRY,

@@ -17,6 +17,8 @@ from ..intercept import Binding, bind_thread, bound, endpoint_key, install
 from ..validation import check_callable, check_positive
 from .choosers import Chooser, OrderChooser
 from .gate import ABORT_GRACE, NO_RETRIES, Aborted, GatedRun, Step
+from .identity import KeySchemas
+from .keys import call_key
 from .tasks import sub_actor_of
 from .types import Actor
 
@@ -122,16 +124,18 @@ def lab_clients(actors: Mapping[str, Actor], conn: Connection) -> dict[str, Any]
 
 @dataclass(frozen=True)
 class Stage:
-    """Where a run's calls may go: the lab's clients, the endpoint every client must use, faults."""
+    """Where a run's calls may go: the lab's clients, the endpoint every client must use, faults, and
+    the tables' key schemas (DescribeTable, once per table: what names each call's item in the history)."""
 
     clients: Mapping[str, Any]
     endpoint: str | None
     plan: FaultPlan | None = None
+    schemas: KeySchemas | None = None
 
     @classmethod
     def of(cls, actors: Mapping[str, Actor], conn: Connection, plan: FaultPlan | None = None) -> Stage:
         endpoint = None if conn.backend == "aws" else endpoint_key(conn.endpoint_url)
-        return cls(lab_clients(actors, conn), endpoint, plan)
+        return cls(lab_clients(actors, conn), endpoint, plan, KeySchemas(conn))
 
 
 class Crew:
@@ -237,10 +241,26 @@ def run_gated(
     if ended is not None:
         raise ended
     errors.update(run.errors)
+    if stage.schemas is not None:
+        name_items(run, stage.schemas)
     rows = sorted(run.rows, key=lambda r: r["start"])
     taken = tuple(r["actor"] for r in rows if r.get("turn") is not None)
     order_given = tuple(getattr(chooser, "requested", ())) if not isinstance(order, tuple) else order
     return Interleaving(order_given, results, errors, tuple(rows), taken, tuple(run.steps))
+
+
+def name_items(run: GatedRun, schemas: KeySchemas) -> None:
+    """Each recorded call's ``key``, its item named by its table's key schema (:func:`~labkit.races.call_key`).
+
+    Asked here, on the lab's own thread once the run is over, never inside a call: the DescribeTable
+    is made unbound, and a sub-actor's thread unbound for a moment is one its parent's ``join`` would
+    not see (the parent would count as running, and the run stall).
+    """
+    for row in run.rows:
+        row["key"] = call_key(row["operation"], row.get("params") or {}, functools.partial(schemas, row.get("region")))
+    for _, chosen, waiting in run.steps:
+        for record in (chosen, *(waiting or {}).values()):
+            record.key = call_key(record.operation, record.params, functools.partial(schemas, record.region))
 
 
 def run_interleaving(
@@ -283,6 +303,7 @@ __all__ = [
     "Stage",
     "check_actors",
     "lab_clients",
+    "name_items",
     "parse_order",
     "run_gated",
     "run_interleaving",

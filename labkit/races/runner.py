@@ -149,7 +149,7 @@ class Runner:
         self.scenarios: Scenarios | None = None  # where a run without faults offers its call points
         self.widen: frozenset[str] = frozenset()  # tables whose writes all conflict (a stale read reads them)
         self.stage = lab or Stage.of(actors, conn)
-        self.schemas = KeySchemas(conn)
+        self.schemas = self.stage.schemas or KeySchemas(conn)  # one DescribeTable per table: keys and reduction
         self._crew: Crew | None = None
         self._calls: dict[int, Call] = {}
 

@@ -276,8 +276,8 @@ def test_endpoint__hooks_argument__endpoint_wide_scale_without_tags() -> None:
 
 
 @pytest.mark.slow
-def test_storm__hot_key_on_tagged_table__logs_throttled_attempts_the_sdk_retried(tconn: Connection) -> None:
-    """4 writers x 20 writes on one key at scale 0.01 (10 WCU/s): throttled attempts are logged."""
+def test_storm__hot_key_on_tagged_table__logs_throttled_attempts_the_storm_retried(tconn: Connection) -> None:
+    """4 writers x 20 writes on one key at scale 0.01 (10 WCU/s): throttled attempts are logged and retried."""
     set_partition_scale(tconn.client, tconn.table_name, 0.01)
     run = storm(lambda client, w, s: _add(tconn, client), conn=tconn, threads=4, ops=20)
     assert run.throttled > 0

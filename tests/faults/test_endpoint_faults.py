@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from labkit import constants as C
 from labkit import uniqueness as U
 from labkit.backend import Connection
 from labkit.cli import main
@@ -23,14 +24,17 @@ from labkit.errors import (
 from labkit.faults import (
     FaultRule,
     FaultRules,
+    LabClock,
     advance_token_clock,
     control,
     endpoint_fault_log,
     endpoint_faults,
+    lab_clock,
     load_rules,
     set_endpoint_faults,
 )
 from labkit.operations import WEAK_ANSWER_HEADER
+from labkit.races import run_interleaving
 from tests.faults.conftest import CONFLICT, client, get, item, plain_table, serve_with_faults
 
 # ---------------------------------------------------------------- endpoint rules
@@ -131,6 +135,46 @@ def test_advance_token_clock__resend_after_window__applied_again_is_refused(no_f
     advance_token_clock(no_faults, 2)
     with pytest.raises(StaleAccount, match="already exists"):
         U.submit(no_faults.client, table, reg)
+
+
+def test_lab_clock__window_passes_at_a_call_point_of_a_race__the_resend_is_a_new_request(
+    no_faults: Connection,
+) -> None:
+    """DynamoDB: "After 10 minutes, any request with the same client token is treated as a new
+    request." In the forced order A B B, B moves the frozen lab clock 10 minutes after its first call
+    (after A's send has completed): its resend of A's token with other parameters is then a new
+    request, applied; the same order without the move is an IdempotentParameterMismatch."""
+    table = no_faults.table_name
+    key = {"PK": {"S": "TOKEN"}, "SK": {"S": "X"}}
+
+    def send(c: Any, value: str, token: str) -> None:
+        item = {**key, "v": {"S": value}}
+        c.transact_write_items(TransactItems=[{"Put": {"TableName": table, "Item": item}}], ClientRequestToken=token)
+
+    def resend(lab: LabClock | None, token: str) -> Any:
+        def actor(c: Any) -> str:
+            c.get_item(TableName=table, Key=key, ConsistentRead=True)  # B1: after A's send (the order)
+            if lab is not None:
+                lab.advance(C.CLIENT_REQUEST_TOKEN_TTL_SECONDS)  # the window passes here, between B1 and B2
+            try:
+                send(c, "second", token)  # B2
+            except ClientError as exc:
+                return str(exc.response["Error"]["Code"])
+            return "applied"
+
+        return actor
+
+    outcomes = {}
+    for moved in (False, True):
+        token = f"t-{moved}"
+        with lab_clock(no_faults) as lab:
+            res = run_interleaving(
+                {"A": lambda c, t=token: send(c, "first", t), "B": resend(lab if moved else None, token)},
+                "A B B",
+                conn=no_faults,
+            )
+        outcomes[moved] = res.results["B"]
+    assert outcomes == {False: "IdempotentParameterMismatchException", True: "applied"}
 
 
 @pytest.mark.parametrize(

@@ -95,6 +95,9 @@ def check_billing(mode: str, throughput: Any, current: str | None = None) -> Non
 def _check_rules(params: Mapping[str, Any]) -> None:
     """CreateTable's rules that moto does not check (or words differently)."""
     defined = _names(params["AttributeDefinitions"])
+    twice = next((name for i, name in enumerate(defined) if name in defined[:i]), None)
+    if twice is not None:  # moto answers "Some AttributeDefinitions are not used"
+        raise invalid(f"Attribute Name is duplicated: {twice}")
     _check_key_schema(params["KeySchema"], defined)
     check_billing(str(params.get("BillingMode") or "PROVISIONED"), params.get("ProvisionedThroughput"))
     seen: set[str] = set()

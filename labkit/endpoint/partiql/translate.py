@@ -9,7 +9,8 @@ any request (validated, seen by hooks, applied atomically, metered):
   projected path by its last element); in a batch, a GetItem by the full primary key;
 * INSERT: a PutItem that refuses an existing item (``DuplicateItemException``, "Duplicate
   primary key exists in table"); UPDATE and DELETE: an UpdateItem / DeleteItem of the one item
-  the WHERE clause names by its full key, its other conditions a condition on that item;
+  the WHERE clause names by its full key, its other conditions a condition on that item (an UPDATE
+  also requires the item to exist: it never creates one);
 * ExecuteTransaction: one TransactWriteItems (or TransactGetItems for reads), so a duplicate
   INSERT cancels them all (reason ``DuplicateItem``); BatchExecuteStatement: each statement on
   its own, an error in one answered in its place.
@@ -159,17 +160,25 @@ def _full_key(schema: TableSchema, stmt: Statement, build: _Builder) -> dict[str
 
 
 def _item_condition(schema: TableSchema, stmt: Statement, build: _Builder) -> str | None:
-    """The WHERE clause's conditions besides the key, checked on the item when it exists."""
+    """The condition the WHERE clause puts on the item its key names.
+
+    UPDATE: the item exists and the other conditions hold ("If the WHERE clause of the UPDATE statement does not
+    evaluate to true for any item in the DynamoDB table, ConditionalCheckFailedException is returned": an UPDATE
+    never creates an item). DELETE: no item, or the other conditions hold (a DELETE of a key with no item is a
+    SUCCESS with 0 items deleted). Each condition is parenthesised once: DynamoDB refuses ``((...))``.
+    """
     keys = {(name,) for name in schema.key_names}
     rest = [
-        c
+        f"({build.condition(c)})"
         for c in _conjuncts(stmt.where)
         if not (c.op == "=" and any(isinstance(a, Ref) and a.parts in keys for a in c.args))
     ]
+    if stmt.kind == "UPDATE":
+        return " AND ".join([f"attribute_exists({build.name(schema.hash_key)})", *rest])
     if not rest:
         return None
-    joined = " AND ".join(f"({build.condition(c)})" for c in rest)
-    return f"attribute_not_exists({build.name(schema.hash_key)}) OR ({joined})"
+    joined = rest[0] if len(rest) == 1 else f"({' AND '.join(rest)})"
+    return f"attribute_not_exists({build.name(schema.hash_key)}) OR {joined}"
 
 
 def _update(build: _Builder, stmt: Statement) -> str:

@@ -95,6 +95,28 @@ def test_create_table__local_secondary_index_rules__validation_exception(client:
     assert name not in client.list_tables()["TableNames"]
 
 
+@pytest.mark.parametrize("second_type", ["S", "N"])
+def test_create_table__attribute_defined_twice__attribute_name_is_duplicated(client: Any, second_type: str) -> None:
+    """An attribute defined twice in AttributeDefinitions (a generator that lists each index's keys, the table's
+    partition key again for a GSI) is "Attribute Name is duplicated: pk", whether the types agree or not."""
+    name = f"labkit-dup-{uuid.uuid4().hex[:8]}"
+    gsi = {
+        "IndexName": "by-day",
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "day", "KeyType": "RANGE"}],
+        "Projection": {"ProjectionType": "ALL"},
+    }
+    definitions = [*_defs("pk", "sk", "day"), {"AttributeName": "pk", "AttributeType": second_type}]
+    assert refused(
+        client.create_table,
+        TableName=name,
+        KeySchema=HASH_RANGE,
+        AttributeDefinitions=definitions,
+        GlobalSecondaryIndexes=[gsi],
+        BillingMode="PAY_PER_REQUEST",
+    ) == ("ValidationException", "Attribute Name is duplicated: pk")
+    assert name not in client.list_tables()["TableNames"]
+
+
 def test_create_table__pay_per_request_with_throughput_refused(client: Any) -> None:
     """ "Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST"."""
     assert refused(

@@ -135,6 +135,59 @@ def test_update__without_the_full_key_refused(client: Any, table: str) -> None:
     )
 
 
+@pytest.fixture
+def versioned(client: Any) -> Iterator[str]:
+    """A table keyed `pk` (S) holding `{"pk": "ORDER#1", "rev": 1, "status": "new"}`: SQL-style optimistic locking."""
+    name = make_table(client, keys=[("pk", "S")])
+    client.put_item(TableName=name, Item={"pk": {"S": "ORDER#1"}, "rev": {"N": "1"}, "status": {"S": "new"}})
+    yield name
+    client.delete_table(TableName=name)
+
+
+def test_update__one_condition_beside_the_key__applied_when_it_holds_refused_when_not(
+    client: Any, versioned: str
+) -> None:
+    """`UPDATE ... WHERE pk = ? AND rev = ?` (one condition beside the key) runs: applied at the expected rev,
+    ConditionalCheckFailedException at a stale one (Developer Guide, "PartiQL update statements")."""
+    statement = f'UPDATE "{versioned}" SET status = ? SET rev = ? WHERE pk = ? AND rev = ?'
+    client.execute_statement(Statement=statement, Parameters=[{"S": "paid"}, {"N": "2"}, {"S": "ORDER#1"}, {"N": "1"}])
+    item = client.get_item(TableName=versioned, Key={"pk": {"S": "ORDER#1"}})["Item"]
+    assert (item["status"], item["rev"]) == ({"S": "paid"}, {"N": "2"})
+    assert refused(
+        client.execute_statement,
+        Statement=statement,
+        Parameters=[{"S": "void"}, {"N": "2"}, {"S": "ORDER#1"}, {"N": "1"}],
+    ) == ("ConditionalCheckFailedException", "The conditional request failed")
+    assert client.get_item(TableName=versioned, Key={"pk": {"S": "ORDER#1"}})["Item"]["status"] == {"S": "paid"}
+
+
+@pytest.mark.parametrize("condition", ["", " AND rev = 1", " AND rev = 1 AND status = 'new'"])
+def test_update__key_names_no_item__conditional_check_failed_and_nothing_created(
+    client: Any, versioned: str, condition: str
+) -> None:
+    """ "If the WHERE clause of the UPDATE statement does not evaluate to true for any item in the DynamoDB table,
+    ConditionalCheckFailedException is returned" (Developer Guide, "PartiQL update statements"): no item is created."""
+    statement = f"UPDATE \"{versioned}\" SET status = 'paid' WHERE pk = 'ORDER#2'{condition}"
+    assert refused(client.execute_statement, Statement=statement) == (
+        "ConditionalCheckFailedException",
+        "The conditional request failed",
+    )
+    assert "Item" not in client.get_item(TableName=versioned, Key={"pk": {"S": "ORDER#2"}})
+
+
+def test_delete__key_names_no_item__success_and_condition_false__conditional_check_failed(
+    client: Any, versioned: str
+) -> None:
+    """DELETE of a key with no item is a SUCCESS with 0 items deleted; on an item whose other condition is false,
+    ConditionalCheckFailedException (Developer Guide, "PartiQL delete statements")."""
+    assert client.execute_statement(Statement=f"DELETE FROM \"{versioned}\" WHERE pk = 'ORDER#2' AND rev = 1")
+    assert refused(
+        client.execute_statement, Statement=f"DELETE FROM \"{versioned}\" WHERE pk = 'ORDER#1' AND rev = 7"
+    ) == ("ConditionalCheckFailedException", "The conditional request failed")
+    client.execute_statement(Statement=f"DELETE FROM \"{versioned}\" WHERE pk = 'ORDER#1' AND rev = 1")
+    assert "Item" not in client.get_item(TableName=versioned, Key={"pk": {"S": "ORDER#1"}})
+
+
 def test_delete__returning_other_than_all_old_refused(client: Any, table: str) -> None:
     """ "Invalid returning clause: RETURNING ALL NEW *. Only RETURNING ALL OLD * is allowed in DELETE statements."."""
     assert refused(
@@ -172,6 +225,21 @@ def test_batch__each_statement_answered_in_place_errors_included(client: Any, ta
     assert answer[5]["Error"]["Code"] == "ValidationError"
     assert "must specify the primary key in the where clause" in answer[5]["Error"]["Message"]
     assert client.get_item(TableName=table, Key={"PK": {"S": "b"}, "SK": {"S": "new"}})["Item"]
+
+
+def test_batch__update_of_no_item__conditional_check_failed_in_its_place(client: Any, versioned: str) -> None:
+    """In a batch, an UPDATE whose key names no item is answered in its place with Error Code ConditionalCheckFailed
+    (API reference: BatchStatementError) and creates nothing; the statement beside it still runs."""
+    answer = client.batch_execute_statement(
+        Statements=[
+            {"Statement": f"UPDATE \"{versioned}\" SET status = 'paid' WHERE pk = 'ORDER#2' AND rev = 1"},
+            {"Statement": f"UPDATE \"{versioned}\" SET status = 'paid' WHERE pk = 'ORDER#1' AND rev = 1"},
+        ]
+    )["Responses"]
+    assert answer[0]["Error"] == {"Code": "ConditionalCheckFailed", "Message": "The conditional request failed"}
+    assert "Error" not in answer[1]
+    assert "Item" not in client.get_item(TableName=versioned, Key={"pk": {"S": "ORDER#2"}})
+    assert client.get_item(TableName=versioned, Key={"pk": {"S": "ORDER#1"}})["Item"]["status"] == {"S": "paid"}
 
 
 # --- ExecuteTransaction ------------------------------------------------------------------------------
@@ -212,6 +280,29 @@ def test_transaction__duplicate_key_insert__cancelled_and_rolled_back(client: An
         "Message": "Duplicate primary key exists in table",
     }
     assert scan_all(client, table) == before
+
+
+def test_transaction__update_of_no_item__cancelled_conditional_check_failed(client: Any, versioned: str) -> None:
+    """An UPDATE whose key names no item cancels the transaction: TransactionCanceledException with reason
+    ConditionalCheckFailed in its position (Developer Guide, "Performing transactions with PartiQL"); none applied."""
+    before = scan_all(client, versioned)
+    with pytest.raises(ClientError) as caught:
+        client.execute_transaction(
+            TransactStatements=[
+                {"Statement": f"UPDATE \"{versioned}\" SET status = 'paid' WHERE pk = 'ORDER#1' AND rev = 1"},
+                {"Statement": f"UPDATE \"{versioned}\" SET status = 'paid' WHERE pk = 'ORDER#2'"},
+            ]
+        )
+    error = caught.value.response
+    assert error["Error"]["Code"] == "TransactionCanceledException"
+    assert error["Error"]["Message"] == (
+        "Transaction cancelled, please refer cancellation reasons for specific reasons [None, ConditionalCheckFailed]"
+    )
+    assert error["CancellationReasons"][1] == {
+        "Code": "ConditionalCheckFailed",
+        "Message": "The conditional request failed",
+    }
+    assert scan_all(client, versioned) == before
 
 
 def test_transaction__returning_clause_refused(client: Any, table: str) -> None:
