@@ -22,6 +22,7 @@ from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
 
 from ..engine_hooks import Rejection
 from ..errors import ConfigurationError, RaceError, ValidationError
+from ..intercept import CALL, CallRecord
 from ..operations import WEAK_ANSWER_HEADER, WEAK_ANSWER_NONE, Op
 from .answers import HELD, error_body, rejection
 from .control import control
@@ -64,8 +65,13 @@ def canned_response(url: str, rej: Rejection) -> AWSResponse:
 
 
 _ids = itertools.count(1)
-_CALL = "labkit_call"  # the race lab's per-call record (labkit.races)
 _FAULT = "labkit_fault"
+
+
+def _record(context: Mapping[str, Any] | None) -> CallRecord | None:
+    """The race lab's record of the call whose request context this is (None: an unbound call)."""
+    found = (context or {}).get(CALL)
+    return found if isinstance(found, CallRecord) else None
 
 
 class FaultPlan:
@@ -104,15 +110,15 @@ class FaultPlan:
         with self._lock:
             n = self._calls[actor] = self._calls.get(actor, 0) + 1
         fault = self.plan[actor].get(n)
-        call = context.get(_CALL)
+        call = _record(context)
         if fault is None:
             return
-        possible = not isinstance(call, dict) or fault.gives(str(call.get("operation")), call.get("params") or {})
+        possible = call is None or fault.gives(call.operation, call.params)
         if self.where_possible and not possible:
             return  # in this order the call is one DynamoDB never answers with it: not given
         context[_FAULT] = (actor, n, fault)
-        if isinstance(call, dict):
-            call["injected"] = fault.label
+        if call is not None:
+            call.injected = fault.label
 
     def send(self, actor: str, client: Any, session: Any, request: Any) -> Any:
         """As botocore sends a marked call (its first attempt): the fault acts; else None."""
@@ -141,7 +147,8 @@ class FaultPlan:
 
     def _act(self, client: Any, session: Any, request: Any, actor: str, n: int, fault: Fault) -> Any:
         request.context.pop(_FAULT, None)  # once per call: a botocore retry goes through
-        operation = request.context.get(_CALL, {}).get("operation") or _target(request)
+        call = _record(request.context)
+        operation = call.operation if call is not None else _target(request)
         params = _body(request)
         if isinstance(fault, WeakAnswerFault):
             return self._weak(client, session, request, actor, n, fault, operation, params)
@@ -211,9 +218,9 @@ class FaultPlan:
             if session is not None:
                 session.refuse(unseen)
             raise unseen
-        call = request.context.get(_CALL)
-        if isinstance(call, dict) and echo and echo.startswith(WEAK_ANSWER_NONE):  # it could not differ
-            call["injected"] = f"{fault.label} ({echo})"
+        call = _record(request.context)
+        if call is not None and echo and echo.startswith(WEAK_ANSWER_NONE):  # it could not differ
+            call.injected = f"{fault.label} ({echo})"
         return answer
 
     def _ttl_delete(self, session: Any, request: Any, actor: str, n: int, fault: TtlDelete) -> None:
@@ -226,9 +233,9 @@ class FaultPlan:
                 session.refuse(said)
             raise said from None
         self.fired.append((actor, n, fault.label))
-        call = request.context.get(_CALL)
-        if isinstance(call, dict) and not deleted.get("Count"):
-            call["injected"] = f"{fault.label} (none: no item was expired)"
+        call = _record(request.context)
+        if call is not None and not deleted.get("Count"):
+            call.injected = f"{fault.label} (none: no item was expired)"
         return None  # botocore sends the call itself
 
     def _hold(
@@ -249,14 +256,10 @@ class FaultPlan:
                 f"hold on {actor}: the endpoint did not hold the transaction "
                 f"({answer.status_code}: {answer.text[:200]})"
             )
-        call = request.context.get(_CALL)
-        if session is not None and isinstance(call, dict) and "start" in call:
-            prepared = {**call, "outcome": "held", "retries": 0, "injected": "hold"}
-            session.after(actor, prepared)  # the prepare turn is done; others may go
-            for k in ("start", "turn", "end"):
-                call.pop(k, None)
-            call["injected"] = "commit"
-            session.before(actor, call)  # wait for the actor's next turn: the commit
+        call = _record(request.context)
+        if session is not None and call is not None and call.sent:
+            session.hold(actor, call, "held")  # the prepare turn is done; wait for the actor's next: the commit
+            call.injected = "commit"
         return None  # botocore now sends the request for real: the commit
 
     def close(self) -> None:

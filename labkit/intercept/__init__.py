@@ -3,14 +3,16 @@
 On the floor: the race lab (:mod:`labkit.races`) and the pytest plugin both stand on it, and
 importing it loads botocore only — no pandas, no race lab, no engine.
 
-Three modules, each one job, their names re-exported here (``from labkit.intercept import bound``):
+Four modules, each one job, their names re-exported here (``from labkit.intercept import bound``):
 
 :mod:`~labkit.intercept.bindings`
     which run, actor and faults a thread's calls belong to (:class:`Binding`, :func:`bind_thread`,
     :func:`bound`, :func:`current`), and the :class:`Session` contract a run keeps;
 :mod:`~labkit.intercept.subactors`
     the threads and pool tasks an actor starts (its sub-actors) and when a bound thread blocks,
-    told to a session that schedules (:class:`Scheduler`: the race lab's gate);
+    told to a session that tracks them (:class:`TaskHooks`: the race lab's gate);
+:mod:`~labkit.intercept.record`
+    one call as the race lab records it (:class:`CallRecord`), kept in botocore's request context;
 :mod:`~labkit.intercept.calls`
     botocore's client call, wrapped once per process (:func:`install`): the race lab's handlers on
     each client, what cannot be gated refused, and the :class:`Observer` objects and reroutes that
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 from .bindings import Binding, CallFaults, Session, bind_thread, bound, current
 from .calls import (
-    CALL,
     Observer,
     add_observer,
     add_reroute,
@@ -30,14 +31,16 @@ from .calls import (
     reached,
     remove_observer,
 )
-from .subactors import Scheduler
+from .record import CALL, CallRecord
+from .subactors import TaskHooks
 
 __all__ = [
     "CALL",
     "Binding",
     "CallFaults",
+    "CallRecord",
     "Observer",
-    "Scheduler",
+    "TaskHooks",
     "Session",
     "add_observer",
     "add_reroute",

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import LabkitError
+from .record import CallRecord
 
 
 class Session(Protocol):
@@ -27,11 +28,15 @@ class Session(Protocol):
         """True once the run is over: a later call from a thread an actor started is refused."""
         ...
 
-    def before(self, actor: str, call: dict[str, Any]) -> None:
+    def before(self, actor: str, call: CallRecord) -> None:
         """The call is about to be sent (may block: its turn)."""
 
-    def after(self, actor: str, call: dict[str, Any]) -> None:
+    def after(self, actor: str, call: CallRecord) -> None:
         """Its answer (or error) is in."""
+
+    def hold(self, actor: str, call: CallRecord, outcome: str) -> None:
+        """The call's first half is done (recorded with ``outcome``); it waits for the actor's next turn
+        for its second half (a transaction held in flight: prepared, then committed)."""
 
     def refuse(self, error: LabkitError) -> None:
         """A call that cannot be gated: end the run with ``error`` (raises)."""

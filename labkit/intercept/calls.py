@@ -36,12 +36,9 @@ from botocore.httpsession import URLLib3Session
 
 from ..errors import RaceError
 from .bindings import Binding, current
+from .record import CALL, CallRecord
 from .subactors import patch_threading
 
-#: The key of a call's record in botocore's request context (labkit.faults reads it too). The
-#: record starts as ``{"operation": name, "params": the request's parameters}`` (after boto3's
-#: resources have serialised their values); the session adds what it records.
-CALL = "labkit_call"
 _SERVICE = "dynamodb"
 _TARGET = "DynamoDB_20120810."
 
@@ -59,7 +56,7 @@ class Observer(Protocol):
 #: clients whose events carry the race lab's handlers -> their endpoint (endpoint_key form)
 _attached: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
 #: the call each thread has in flight (its turn granted, its answer not yet in)
-_open: dict[int, dict[str, Any]] = {}
+_open: dict[int, CallRecord] = {}
 _observers: list[Observer] = []
 #: functions of a client: the endpoint (endpoint_key form) its calls are rerouted to, or None
 _reroutes: list[Callable[[Any], str | None]] = []
@@ -119,7 +116,7 @@ def endpoint_key(url: str | None) -> str | None:
 
 def _on_params(params: Mapping[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
     if current() is not None:
-        context[CALL] = {"operation": model.name, "params": params, "region": context.get("client_region")}
+        context[CALL] = CallRecord(model.name, params, context.get("client_region"))
 
 
 def _on_before_call(context: dict[str, Any], **_: Any) -> None:
@@ -134,11 +131,11 @@ def _on_before_call(context: dict[str, Any], **_: Any) -> None:
 
 def _finish(context: Mapping[str, Any], outcome: str, retries: int) -> None:
     binding, call = current(), context.get(CALL)
-    if binding is None or call is None or "start" not in call:
+    if binding is None or call is None or not call.sent:
         return
     _open.pop(threading.get_ident(), None)
-    call["outcome"] = outcome
-    call["retries"] = retries
+    call.outcome = outcome
+    call.retries = retries
     binding.session.after(binding.actor, call)
 
 
@@ -209,10 +206,9 @@ def _leave(exc: BaseException | None) -> None:
     """After a bound call: a call whose turn was granted but never answered is finished here."""
     call = _open.pop(threading.get_ident(), None)
     binding = current()
-    if call is None or binding is None or "end" in call:
+    if call is None or binding is None or call.answered:
         return
-    call["outcome"] = type(exc).__name__ if exc is not None else "no answer"
-    call["retries"] = int(call.get("retries") or 0)
+    call.outcome = type(exc).__name__ if exc is not None else "no answer"
     binding.session.after(binding.actor, call)
 
 
@@ -299,7 +295,6 @@ def install() -> None:
 
 
 __all__ = [
-    "CALL",
     "Observer",
     "add_observer",
     "add_reroute",

@@ -1,6 +1,6 @@
 """Sub-actors: the threads and pool tasks an actor starts, and when a bound thread blocks and who wakes it.
 
-A session that schedules (:class:`Scheduler`: the race lab's gate) makes each thread or pool task
+A session that tracks tasks (:class:`TaskHooks`: the race lab's gate) makes each thread or pool task
 an actor starts a *sub-actor* with a binding of its own (``A.1``, ``A.2``, in the order they were started), and is
 told what it needs to know when every thread of a run stands still: when a sub-actor starts and
 ends, and when a bound thread blocks and resumes — in ``Thread.join``, in
@@ -34,7 +34,7 @@ from ..errors import RaceError
 from .bindings import BOUND_THREADS, Binding, bound, current
 
 
-class Scheduler(Protocol):
+class TaskHooks(Protocol):
     """A session that makes threads and pool tasks sub-actors, and wants to know when they block.
 
     Every method is called with the binding of the thread it is about: the new sub-actor's
@@ -104,7 +104,7 @@ _stamps: weakref.WeakKeyDictionary[threading.Event, tuple[Any, Any]] = weakref.W
 _allocate_lock: Callable[[], Any] = threading.Lock
 
 
-def _scheduler(binding: Binding | None) -> Scheduler | None:
+def _hooks(binding: Binding | None) -> TaskHooks | None:
     """The binding's session if it schedules sub-actors (the race lab's gate; not a stress tally)."""
     if binding is None:
         return None
@@ -115,11 +115,11 @@ def _scheduler(binding: Binding | None) -> Scheduler | None:
 def _start(self: threading.Thread) -> None:
     binding = current()
     if binding is not None and self not in BOUND_THREADS and not getattr(_local, "in_pool", 0):
-        scheduler = _scheduler(binding)
-        if scheduler is None:
+        hooks = _hooks(binding)
+        if hooks is None:
             BOUND_THREADS[self] = binding  # a thread an actor starts makes the actor's calls
         else:
-            child = scheduler.spawn(binding, None)  # a sub-actor: A.1, A.2, ... in start order
+            child = hooks.spawn(binding, None)  # a sub-actor: A.1, A.2, ... in start order
             BOUND_THREADS[self] = child
             run = self.run
 
@@ -130,8 +130,8 @@ def _start(self: threading.Thread) -> None:
                 except BaseException as caught:  # told to the session, which judges it
                     exc = caught
                 finally:
-                    scheduler.returned(child)
-                    scheduler.ended(child, exc)
+                    hooks.returned(child)
+                    hooks.ended(child, exc)
 
             self.run = run_as_sub_actor  # type: ignore[method-assign]
     _original_start(self)
@@ -140,21 +140,15 @@ def _start(self: threading.Thread) -> None:
 def _join(self: threading.Thread, timeout: float | None = None) -> None:
     binding = current()
     target = BOUND_THREADS.get(self)
-    scheduler = _scheduler(binding)
-    if (
-        scheduler is None
-        or binding is None
-        or target is None
-        or target is binding
-        or target.session is not binding.session
-    ):
+    hooks = _hooks(binding)
+    if hooks is None or binding is None or target is None or target is binding or target.session is not binding.session:
         _original_join(self, timeout)
         return
-    scheduler.blocked(binding, (target.actor,), f"joins {target.actor}")
+    hooks.blocked(binding, (target.actor,), f"joins {target.actor}")
     try:
         _original_join(self, timeout)
     finally:
-        scheduler.resumed(binding)
+        hooks.resumed(binding)
 
 
 def _run_bound(binding: Binding | None, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
@@ -162,13 +156,13 @@ def _run_bound(binding: Binding | None, fn: Callable[..., Any], /, *args: Any, *
         return fn(*args, **kwargs)
 
 
-def _run_task(task: Binding, scheduler: Scheduler, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+def _run_task(task: Binding, hooks: TaskHooks, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     with bound(task):
-        scheduler.started(task)
+        hooks.started(task)
         try:
             return fn(*args, **kwargs)
         finally:
-            scheduler.returned(task)
+            hooks.returned(task)
             _finishing[threading.get_ident()] = task  # until its future is done (notify's source)
 
 
@@ -178,19 +172,19 @@ def _submit(self: ThreadPoolExecutor, fn: Callable[..., Any], /, *args: Any, **k
         if not BOUND_THREADS:
             return _original_submit(self, fn, *args, **kwargs)  # type: ignore[no-any-return]
         return _original_submit(self, _run_bound, None, fn, *args, **kwargs)  # type: ignore[no-any-return]
-    scheduler = _scheduler(binding)
-    if scheduler is not None:
+    hooks = _hooks(binding)
+    if hooks is not None:
         _refuse_foreign_loop(binding)
     _local.in_pool = getattr(_local, "in_pool", 0) + 1  # the pool's worker threads are no sub-actors
     try:
-        if scheduler is None:  # the work runs as its submitter
+        if hooks is None:  # the work runs as its submitter
             return _original_submit(self, _run_bound, binding, fn, *args, **kwargs)  # type: ignore[no-any-return]
-        task = scheduler.spawn(binding, self)
+        task = hooks.spawn(binding, self)
         try:
-            future: Future[Any] = _original_submit(self, _run_task, task, scheduler, fn, *args, **kwargs)
+            future: Future[Any] = _original_submit(self, _run_task, task, hooks, fn, *args, **kwargs)
         except BaseException:
-            scheduler.returned(task)
-            scheduler.ended(task, None)
+            hooks.returned(task)
+            hooks.ended(task, None)
             raise
     finally:
         _local.in_pool -= 1
@@ -198,7 +192,7 @@ def _submit(self: ThreadPoolExecutor, fn: Callable[..., Any], /, *args: Any, **k
     def done() -> None:  # after the future's waiters were notified and its done callbacks ran
         for ident in [i for i, t in _finishing.items() if t is task]:
             _finishing.pop(ident, None)
-        scheduler.ended(task, None)
+        hooks.ended(task, None)
 
     _task_of[future] = task
     _ends[future] = done
@@ -223,16 +217,16 @@ def _observe(future: Future[Any]) -> None:
     """A bound thread got a pool task's result (or error): everything the task did came first."""
     binding = current()
     task = _task_of.get(future) if binding is not None else None
-    scheduler = _scheduler(binding)
+    hooks = _hooks(binding)
     if (
         task is not None
         and binding is not None
-        and scheduler is not None
+        and hooks is not None
         and task.session is binding.session
         and future.done()
         and not future.cancelled()
     ):
-        scheduler.observed(binding, task)
+        hooks.observed(binding, task)
 
 
 def _result(self: Future[Any], timeout: float | None = None) -> Any:
@@ -253,9 +247,9 @@ def _exception(self: Future[Any], timeout: float | None = None) -> BaseException
 
 def _event_set(self: threading.Event) -> None:
     binding = current()
-    scheduler = _scheduler(binding)
-    if scheduler is not None and binding is not None:
-        _stamps[self] = (binding.session, scheduler.stamp(binding))
+    hooks = _hooks(binding)
+    if hooks is not None and binding is not None:
+        _stamps[self] = (binding.session, hooks.stamp(binding))
     _original_set(self)
 
 
@@ -263,32 +257,32 @@ def _event_wait(self: threading.Event, timeout: float | None = None) -> bool:
     got: bool = _original_event_wait(self, timeout)
     if got and _stamps:
         binding = current()
-        scheduler = _scheduler(binding)
+        hooks = _hooks(binding)
         found = _stamps.get(self)
-        if scheduler is not None and binding is not None and found is not None and found[0] is binding.session:
-            scheduler.absorb(binding, found[1])
+        if hooks is not None and binding is not None and found is not None and found[0] is binding.session:
+            hooks.absorb(binding, found[1])
     return got
 
 
 def _shutdown(self: ThreadPoolExecutor, wait: bool = True, *, cancel_futures: bool = False) -> None:
     binding = current()
-    scheduler = _scheduler(binding)
-    pending = scheduler.pool_tasks(self) if scheduler is not None and wait else ()
-    if scheduler is None or binding is None or not pending:
+    hooks = _hooks(binding)
+    pending = hooks.pool_tasks(self) if hooks is not None and wait else ()
+    if hooks is None or binding is None or not pending:
         _original_shutdown(self, wait, cancel_futures=cancel_futures)
         return
-    scheduler.blocked(binding, pending, f"waits for {', '.join(pending)} (ThreadPoolExecutor.shutdown)")
+    hooks.blocked(binding, pending, f"waits for {', '.join(pending)} (ThreadPoolExecutor.shutdown)")
     try:
         _original_shutdown(self, wait, cancel_futures=cancel_futures)
     finally:
-        scheduler.resumed(binding)
+        hooks.resumed(binding)
 
 
 def _wait(self: threading.Condition, timeout: float | None = None) -> bool:
     """CPython's ``Condition.wait``, with the waiter known to the session of a bound thread."""
     binding = current()
-    scheduler = _scheduler(binding)
-    if scheduler is None or binding is None or (timeout is not None and timeout <= 0):
+    hooks = _hooks(binding)
+    if hooks is None or binding is None or (timeout is not None and timeout <= 0):
         return _original_wait(self, timeout)  # type: ignore[no-any-return]
     if not self._is_owned():  # type: ignore[attr-defined]
         raise RuntimeError("cannot wait on un-acquired lock")
@@ -296,7 +290,7 @@ def _wait(self: threading.Condition, timeout: float | None = None) -> bool:
     waiter.acquire()
     self._waiters.append(waiter)  # type: ignore[attr-defined]
     _waiting[waiter] = binding
-    scheduler.blocked(binding, None, "waits (threading)")
+    hooks.blocked(binding, None, "waits (threading)")
     saved_state = self._release_save()  # type: ignore[attr-defined]
     gotit = False
     try:  # restore state no matter what (e.g., KeyboardInterrupt)
@@ -309,7 +303,7 @@ def _wait(self: threading.Condition, timeout: float | None = None) -> bool:
     finally:
         self._acquire_restore(saved_state)  # type: ignore[attr-defined]
         _waiting.pop(waiter, None)
-        scheduler.resumed(binding)
+        hooks.resumed(binding)
         if not gotit:
             with contextlib.suppress(ValueError):
                 self._waiters.remove(waiter)  # type: ignore[attr-defined]
@@ -330,9 +324,9 @@ def _notify(self: threading.Condition, n: int = 1) -> None:
     for binding in woken:
         sessions.setdefault(id(binding.session), []).append(binding)
     for group in sessions.values():
-        scheduler = _scheduler(group[0])
-        if scheduler is not None:
-            scheduler.woken(group, source if source is not None and source.session is group[0].session else None)
+        hooks = _hooks(group[0])
+        if hooks is not None:
+            hooks.woken(group, source if source is not None and source.session is group[0].session else None)
 
 
 # ---------------------------------------------------------------- asyncio
@@ -354,14 +348,14 @@ class _WatchedSelector:
 
     def select(self, timeout: float | None = None) -> Any:
         binding = current()
-        scheduler = _scheduler(binding)
-        if scheduler is None or binding is None or (timeout is not None and timeout <= 0):
+        hooks = _hooks(binding)
+        if hooks is None or binding is None or (timeout is not None and timeout <= 0):
             return self._inner.select(timeout)
         with _sleep_lock:
             waits = not self._loop._ready  # a callback already queued (a wake-up sent): no wait
             if waits:
                 _sleeping[self._loop] = binding
-                scheduler.blocked(binding, None, "waits (asyncio event loop)")
+                hooks.blocked(binding, None, "waits (asyncio event loop)")
         if not waits:
             return self._inner.select(timeout)
         try:
@@ -369,7 +363,7 @@ class _WatchedSelector:
         finally:
             with _sleep_lock:
                 _sleeping.pop(self._loop, None)
-            scheduler.resumed(binding)
+            hooks.resumed(binding)
 
 
 def _refuse_foreign_loop(binding: Binding) -> None:
@@ -412,12 +406,12 @@ def _call_soon_threadsafe(self: Any, callback: Callable[..., Any], *args: Any, c
     with _sleep_lock:
         handle = _original_call_soon_threadsafe(self, callback, *args, context=context)
         sleeper = _sleeping.pop(self, None)
-        scheduler = _scheduler(sleeper)
-        if sleeper is not None and scheduler is not None:
+        hooks = _hooks(sleeper)
+        if sleeper is not None and hooks is not None:
             source = current() or _finishing.get(threading.get_ident())
             if source is not None and source.session is not sleeper.session:
                 source = None
-            scheduler.woken([sleeper], source)
+            hooks.woken([sleeper], source)
     return handle
 
 
@@ -455,6 +449,6 @@ def patch_threading() -> None:
 
 
 __all__ = [
-    "Scheduler",
+    "TaskHooks",
     "patch_threading",
 ]

@@ -1,9 +1,9 @@
 """Calls of an explored run, when two of them conflict, and what a strategy asks of the runner.
 
 This is the ground :mod:`~labkit.races.strategies` (exhaustive, DPOR, PCT) and
-:mod:`~labkit.races.runner` both stand on; neither imports the other. A strategy is handed a
-runner typed by :class:`OrderRunner` and calls ``runner.run(order, limit)``; the runner raises
-:class:`BudgetSpent` when the strategy has used the runs it was given.
+:mod:`~labkit.races.runner` both stand on; neither imports the other. A strategy is a
+:class:`Scheduler`; the runner owns the loop (:meth:`~labkit.races.runner.Runner.explore`) and
+raises :class:`BudgetSpent` when a scheduler that promises coverage has used the runs it was given.
 
 Two calls *conflict* when they come from the same task (program order), or touch a common item
 and at least one of them writes it — items named by the table's key schema
@@ -12,11 +12,12 @@ and at least one of them writes it — items named by the table's key schema
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
-from ..errors import RaceError
+from ..errors import RaceError, ValidationError
+from ..intercept import CallRecord
 from .identity import TOKENS, Access, KeyNames, accesses, conflict
 
 #: (region, table) -> the table's key attributes, or None when it cannot be described.
@@ -40,19 +41,18 @@ class Call:
     tokens: frozenset[str] = field(default=frozenset(), compare=False)
 
     @classmethod
-    def of(cls, record: Mapping[str, Any], schemas: SchemaLookup) -> Call:
+    def of(cls, record: CallRecord, schemas: SchemaLookup) -> Call:
         """The call a gated run recorded (operation, params, region, actor, key, deps)."""
-        region = record.get("region")
-        found = accesses(str(record["operation"]), record.get("params") or {}, lambda t: schemas(region, t))
+        found = accesses(record.operation, record.params, lambda t: schemas(record.region, t))
         tokens = frozenset(a.hash[1] for a in found if a.table == TOKENS and a.hash is not None)
-        deps = tuple(sorted((str(k), int(v)) for k, v in (record.get("deps") or {}).items() if v))
+        deps = tuple(sorted((str(k), int(v)) for k, v in record.deps.items() if v))
         return cls(
-            str(record["actor"]),
-            str(record["operation"]),
-            str(record.get("key") or ""),
+            record.actor,
+            record.operation,
+            record.key,
             frozenset(a for a in found if a.table != TOKENS),
             deps,
-            int(record.get("seq") or 0),
+            record.seq,
             tokens,
         )
 
@@ -103,35 +103,100 @@ def nondeterministic(prefix: Sequence[str], call: Call, before: Call | None) -> 
     )
 
 
+def nondeterministic_turn(order: Sequence[str], pos: int, state: str) -> RaceError:
+    """The error for forced turn ``pos``, which its task could not take this run (``state``: why)."""
+    return RaceError(
+        f"actor {order[pos]!r} is not deterministic: at step {pos + 1} of the order "
+        f"{' '.join(order)!r} an earlier run had it make another call, this run {state}. "
+        "Actors must make the same calls given the same answers (no clocks, random values or "
+        "shared state between runs; reset everything in setup)."
+    )
+
+
 class BudgetSpent(Exception):
-    """Raised by :meth:`OrderRunner.run` when the strategy has used up the runs it was given."""
+    """Raised by the runner when a scheduler that promises coverage has used up the runs it was given."""
 
 
-class OrderRunner(Protocol):
-    """What a strategy needs: run a schedule, learn the calls it made, count the runs so far."""
+@dataclass(frozen=True)
+class Coverage:
+    """What one scheduler covered of one fault scenario: every order (or class) it promises, or a sample."""
+
+    #: True: every order (exhaustive) or every class of equivalent orders (DPOR) was run
+    complete: bool
+    #: a sampler that ran out of new schedules before its budget: there were no more to draw
+    drawn_out: bool = False
+
+
+class Scheduler(Protocol):
+    """Who goes next: the one decision a schedule is made of (awslabs/shuttle's ``Scheduler``).
+
+    The runner asks :meth:`new_run` before each run, follows the turns it forces (each a call an
+    earlier run made after the same turns when ``exact``; a sample's wish list otherwise), asks
+    :meth:`next_task` at each quiet point after them, and hands the run's calls to
+    :meth:`end_run`. :meth:`new_scenario` starts the next fault scenario. Everything a scheduler
+    says of itself — its ``name`` and ``label``, whether it ``samples`` (a budget spent is its
+    end, not a failure), its ``seed``, :meth:`guarantee`, :meth:`over_budget`, its :meth:`share`
+    of the runs left — is its own, so :func:`~labkit.races.explore` names none.
+    """
 
     @property
-    def runs(self) -> int:
-        """How many runs have been made (by every strategy that used this runner)."""
+    def name(self) -> str:
+        """``exhaustive``, ``dpor``, ``pct``: how results name it (``label``: how sentences do)."""
         ...
 
-    def run(self, order: Sequence[str], limit: int, prefer: Sequence[str] = (), exact: bool = True) -> Trace:
-        """One real run: ``order`` first, then the waiting task ``prefer`` names first (else by name).
+    @property
+    def label(self) -> str: ...
 
-        ``exact``: every turn of ``order`` is a call an earlier run made after the same turns,
-        so each must be taken as given (otherwise a turn whose task cannot take it yet goes to
-        the next turn of the order that can). Raises :class:`BudgetSpent` once ``limit`` runs
-        were made; raises whatever ends the exploration (a violated invariant) otherwise.
-        """
+    @property
+    def exact(self) -> bool:
+        """Forced turns are calls earlier runs made (True), or a sample's wish list (False)."""
+        ...
+
+    @property
+    def samples(self) -> bool:
+        """A budget spent is its end (a sampler), not a failure to cover what it promises."""
+        ...
+
+    @property
+    def seed(self) -> int | None: ...
+
+    def new_scenario(self) -> None: ...
+
+    def new_run(self) -> Sequence[str] | None:
+        """The turns the next run forces first, or None: nothing left to run (see :meth:`coverage`)."""
+        ...
+
+    def next_task(self, waiting: Sequence[str]) -> str:
+        """At a quiet point past the forced turns: which of the waiting tasks goes."""
+        ...
+
+    def end_run(self, trace: Trace) -> None:
+        """Learn from a run's calls (what could have gone at each turn)."""
+        ...
+
+    def coverage(self) -> Coverage: ...
+
+    def share(self, left: int, scenarios_left: int) -> int:
+        """How many of the ``left`` runs the next scenario may use."""
+        ...
+
+    def guarantee(self, runs: int, scenarios: int, with_faults: str, coverage: Coverage) -> str:
+        """What ``runs`` runs over ``scenarios`` scenarios proved (``with_faults``: ", with ..." or "")."""
+        ...
+
+    def over_budget(self, what: str, budget: int, total: int, where: str) -> ValidationError:
+        """The error when the budget ran out before the coverage it promises."""
         ...
 
 
 __all__ = [
     "BudgetSpent",
     "Call",
-    "OrderRunner",
+    "Coverage",
+    "Scheduler",
     "SchemaLookup",
     "Trace",
     "conflicts",
     "nondeterministic",
+    "nondeterministic_turn",
 ]

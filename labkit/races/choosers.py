@@ -1,8 +1,9 @@
 """Who goes next in a forced run: the :class:`Chooser` contract, and the order ``run_interleaving`` was given.
 
 A run (:class:`~labkit.races.gate.GatedRun`) asks its chooser whenever a task waits or ends, and tells
-it when every task stands still (``quiet``); explore's strategies are choosers too. A chooser sees the
-run as a :class:`RunView` (its tasks), so this module does not import the gate that calls it.
+it when every task stands still (``quiet``); explore's runs ask their scheduler through one
+(:class:`~labkit.races.runner.ExactChooser`). A chooser sees the run's tasks by name, so this module
+does not import the gate that calls it.
 """
 
 from __future__ import annotations
@@ -17,13 +18,6 @@ from .tasks import BLOCKED, DONE, Task
 FREE = "\0free"
 
 
-class RunView(Protocol):
-    """What a chooser reads of the run asking it (:class:`~labkit.races.gate.GatedRun`): its tasks by name."""
-
-    @property
-    def tasks(self) -> Mapping[str, Task]: ...
-
-
 class Chooser(Protocol):
     """Who goes next: asked whenever a task waits or ends, ``quiet`` once every task stands still.
 
@@ -31,19 +25,19 @@ class Chooser(Protocol):
     one task may be granted as soon as that task waits.
     """
 
-    def choose(self, run: RunView, waiting: Mapping[str, Task], quiet: bool) -> str | None:
+    def choose(self, tasks: Mapping[str, Task], waiting: Mapping[str, Task], quiet: bool) -> str | None:
         """A waiting task's name; None to wait (for quiet, or a task not waiting yet); :data:`FREE`."""
         ...
 
-    def expected(self, run: RunView) -> str | None:
+    def expected(self, tasks: Mapping[str, Task]) -> str | None:
         """The task whose turn it is (for messages), or None."""
         ...
 
-    def describe(self, run: RunView) -> str:
+    def describe(self, tasks: Mapping[str, Task]) -> str:
         """The order and the turns taken so far (for messages)."""
         ...
 
-    def check_end(self, run: RunView) -> RaceError | None:
+    def check_end(self, tasks: Mapping[str, Task]) -> RaceError | None:
         """Once every actor is done: the error for turns never taken (strict), else None."""
         ...
 
@@ -67,14 +61,14 @@ class OrderChooser:
         self.then = then
         self.taken: list[str] = []
 
-    def choose(self, run: RunView, waiting: Mapping[str, Task], quiet: bool) -> str | None:
+    def choose(self, tasks: Mapping[str, Task], waiting: Mapping[str, Task], quiet: bool) -> str | None:
         while self.order:
             name = self.order[0]
             if name in waiting:
                 self.order.pop(0)
                 self.taken.append(name)
                 return name
-            task = run.tasks.get(name)
+            task = tasks.get(name)
             if task is not None and task.state == DONE:
                 if self.strict:
                     raise self._ended(task)
@@ -83,7 +77,7 @@ class OrderChooser:
             if quiet and self.strict and task is not None and task.state == BLOCKED and task.on is not None:
                 raise RaceError(
                     f"turn {len(self.taken) + 1} belongs to {name!r}, but {name} {task.how}, and only their turns "
-                    f"can end them; {self.describe(run)}. The calls of a thread or pool task an actor starts "
+                    f"can end them; {self.describe(tasks)}. The calls of a thread or pool task an actor starts "
                     f"are that sub-actor's turns ({', '.join(sorted(task.on))}): name it in the order"
                 )
             if self.lookahead:
@@ -113,22 +107,22 @@ class OrderChooser:
             "strict=False to drop turns an actor no longer takes."
         )
 
-    def expected(self, run: RunView | None) -> str | None:
+    def expected(self, tasks: Mapping[str, Task] | None) -> str | None:
         return self.order[0] if self.order else None
 
-    def describe(self, run: RunView | None) -> str:
+    def describe(self, tasks: Mapping[str, Task] | None) -> str:
         done = " ".join(self.taken) or "(none)"
         return f"order {' '.join(self.requested)!r}, turns taken so far: {done}"
 
-    def check_end(self, run: RunView) -> RaceError | None:
+    def check_end(self, tasks: Mapping[str, Task]) -> RaceError | None:
         if not self.strict:
             return None
         for name in self.order:
-            task = run.tasks.get(name)
+            task = tasks.get(name)
             if task is not None:
                 return self._ended(task)
             return RaceError(
-                f"the order gives {name!r} a turn, but no such thread was started; {self.describe(run)}. "
+                f"the order gives {name!r} a turn, but no such thread was started; {self.describe(tasks)}. "
                 "Sub-actors are named A.1, A.2, ... in the order actor A starts them"
             )
         return None
@@ -146,6 +140,5 @@ __all__ = [
     "FREE",
     "Chooser",
     "OrderChooser",
-    "RunView",
     "prefer",
 ]

@@ -58,10 +58,10 @@ Actors must be deterministic: given the same answers from DynamoDB they make the
 actor and the step when it does not.
 
 This module only orchestrates: it checks the arguments (:class:`ExploreConfig` holds the tuning
-knobs), counts the orders, composes the portfolio and gives each strategy its share of the
-budget, shrinks a failure, builds the :class:`Exploration` and tells the listeners. The runs
-happen in :class:`~labkit.races.runner.Runner`; the strategies see it only as an
-:class:`~labkit.races.calls.OrderRunner`.
+knobs), counts the orders, gives each scheduler of the portfolio
+(:func:`~labkit.races.strategies.portfolio`) its share of the budget, shrinks a failure, builds
+the :class:`Exploration` and tells the listeners. It names no strategy: the loop is
+:meth:`~labkit.races.runner.Runner.explore`, and what a scheduler promises is its own.
 """
 
 from __future__ import annotations
@@ -75,21 +75,20 @@ from ..errors import ValidationError
 from ..faults.control import need_weak_answers
 from ..faults.kinds import EMBEDDED_ONLY
 from ..validation import check_callable, check_choice, check_int, check_positive
-from .calls import BudgetSpent, Call, conflicts
+from .calls import BudgetSpent, Call, Coverage, Scheduler, conflicts
 from .exploration import Exploration, add_listener, remove_listener, tell
 from .interleave import Interleaving, check_actors
+from .interleave import Stage as Lab
 from .orders import SoloCall, check_call_counts, count_orders, solo_calls
 from .runner import Runner, Violation
 from .scenarios import Scenario, Scenarios, check_fault_names, describe, fault_scenarios
 from .shrink import Shrunk, shrink
-from .strategies import DPOR, PCT, Coverage, Exhaustive, Strategy
+from .strategies import AUTO, STRATEGIES, Stage, portfolio
 from .tasks import sub_actor_of
 
 if TYPE_CHECKING:
     from ..backend import Connection
     from .types import Actor
-
-STRATEGIES = ("auto", "exhaustive", "dpor", "pct")
 
 
 @dataclass(frozen=True)
@@ -104,7 +103,7 @@ class ExploreConfig:
     """
 
     budget: int = 500
-    strategy: str = "auto"
+    strategy: str = AUTO
     seed: int = 0
     depth: int = 3
     exhaustive_limit: int = 100
@@ -136,30 +135,6 @@ def _check_explore_actors(actors: Mapping[str, Actor], faulted: bool) -> None:
             "a service that reads back its own write races with DynamoDB, not with another caller)"
         )
     check_actors(actors)  # names and callables: the same rules as run_interleaving's
-
-
-@dataclass(frozen=True)
-class _Stage:
-    """One strategy of the portfolio and the runs it may use."""
-
-    strategy: Strategy
-    budget: int
-
-
-def _portfolio(config: ExploreConfig, calls: Mapping[str, int], total: int, n_scen: int) -> list[_Stage]:
-    """The strategies to run, in order, each with its share of the budget."""
-    pct = PCT(calls, config.depth, config.seed)
-    if config.strategy == "exhaustive":
-        return [_Stage(Exhaustive(), config.budget)]
-    if config.strategy == "dpor":
-        return [_Stage(DPOR(), config.budget)]
-    if config.strategy == "pct":
-        return [_Stage(pct, config.budget)]
-    half = max(config.budget // 2, 1)
-    if total * n_scen <= min(config.exhaustive_limit, config.budget):
-        # the real schedules may outgrow the dry run's count (retries): then DPOR, then a sample
-        return [_Stage(Exhaustive(), half), _Stage(DPOR(), max(config.budget // 4, 1)), _Stage(pct, config.budget)]
-    return [_Stage(DPOR(), half), _Stage(pct, config.budget)]
 
 
 def explore(
@@ -195,6 +170,7 @@ def explore(
     fault_names = check_fault_names(faults, embedded=conn.backend == "embedded")
     need_weak_answers(conn, [f for f in fault_names if f in EMBEDDED_ONLY])
     given = None
+    lab = Lab.of(actors, conn)  # the lab's clients, made once for the solo runs and every explored run
     scenarios: list[Scenario]
     points: dict[str, list[SoloCall]] = {}
     if cfg.calls is not None:  # checked before anything runs; sub-actors may be counted too
@@ -204,29 +180,22 @@ def explore(
     if given is not None and not fault_names:
         calls, scenarios, tasks = given, [()], list(given)
     else:  # the call points come from each actor's solo run
-        points = solo_calls(actors, conn=conn, setup=setup, timeout=cfg.timeout)
+        points = solo_calls(actors, conn=conn, setup=setup, timeout=cfg.timeout, stage=lab)
         calls = given or {name: len(ops) for name, ops in points.items()}
         scenarios = Scenarios(fault_scenarios(points, fault_names), fault_names) if fault_names else [()]
         tasks = [*calls, *(name for name in points if name not in calls)]
     total = count_orders(calls)
-    n_scen = len(scenarios)
     shape = " + ".join(f"{name}: {n}" for name, n in sorted(calls.items()))
-    if cfg.strategy == "exhaustive" and total * n_scen > cfg.budget:
-        times = (
-            f" x {n_scen:,} fault scenarios ({describe(scenarios, fault_names)}) = {total * n_scen:,} runs"
-            if fault_names
-            else ""
-        )
-        raise ValidationError(
-            f"{len(actors)} actors with {shape} calls have {total:,} orders{times}, more than budget={cfg.budget:,}; "
-            "use strategy='dpor' (explores one order per class of equivalent orders) or 'pct' "
-            f"(samples), or raise budget to {total * n_scen:,}"
-        )
-    runner = Runner(actors, conn, setup, invariant, cfg.timeout, cfg.max_calls, names=tasks, points=points)
+    times = f" x {len(scenarios):,} fault scenarios ({describe(scenarios, fault_names)})" if fault_names else ""
+    what = f"{len(actors)} actors with {shape} calls"
+    stages = portfolio(
+        cfg.strategy, cfg.budget, cfg.exhaustive_limit, cfg.depth, cfg.seed, calls, len(scenarios), what, times
+    )
+    runner = Runner(actors, conn, setup, invariant, cfg.timeout, cfg.max_calls, names=tasks, points=points, lab=lab)
     if isinstance(scenarios, Scenarios):
         runner.scenarios = scenarios
     try:
-        result = _explore(runner, cfg, calls, total, scenarios, fault_names, shape, actors)
+        result = _explore(runner, cfg, stages, calls, total, scenarios, fault_names, shape, actors)
     finally:
         runner.close()
     tell(result)
@@ -236,6 +205,7 @@ def explore(
 def _explore(
     runner: Runner,
     cfg: ExploreConfig,
+    stages: list[Stage],
     calls: dict[str, int],
     total: int,
     scenarios: list[Scenario],
@@ -243,47 +213,37 @@ def _explore(
     shape: str,
     actors: Mapping[str, Actor],
 ) -> Exploration:
-    n_scen = len(scenarios)
-    stages = _portfolio(cfg, calls, total, n_scen)
-    base = {
-        "orders": total,
-        "calls": calls,
-        "scenarios": n_scen,
-        "actors": tuple(actors),
-    }
-    used = stages[0].strategy.name
+    base = {"orders": total, "calls": calls, "scenarios": len(scenarios), "actors": tuple(actors)}
+    used = stages[0].scheduler
     try:
         for number, stage in enumerate(stages):
-            used = stage.strategy.name
+            used = stage.scheduler
             start = runner.runs
             end = min(start + stage.budget, cfg.budget)
             try:
-                coverage = _run_stage(runner, stage.strategy, scenarios, end)
+                coverage = _run_stage(runner, used, scenarios, end)
             except BudgetSpent:
                 if number + 1 == len(stages):
-                    raise _over_budget(
-                        cfg, stage.strategy, len(actors), shape, total, scenarios, fault_names, runner
-                    ) from None
+                    raise _over_budget(cfg, used, len(actors), shape, total, scenarios, fault_names, runner) from None
                 continue
             if not coverage.complete and runner.runs == start:
                 raise ValidationError(
-                    f"budget={cfg.budget:,} was used up before {stage.strategy.name} could run: the strategies "
+                    f"budget={cfg.budget:,} was used up before {used.name} could run: the strategies "
                     f"before it did not cover every order of {len(actors)} actors with {shape} calls; raise budget"
                 )
             if coverage.complete or number + 1 == len(stages):
-                guarantee = _guarantee(stage.strategy, coverage, runner, start, total, scenarios, fault_names, cfg)
+                with_faults = f", with {describe(scenarios, fault_names)}" if fault_names else ""
+                guarantee = used.guarantee(runner.runs - start, len(scenarios), with_faults, coverage)
                 if not coverage.complete and start:
-                    spent = " and ".join(
-                        "DPOR" if s.strategy.name == "dpor" else s.strategy.name for s in stages[:number]
-                    )
+                    spent = " and ".join(s.scheduler.label for s in stages[:number])
                     guarantee += f" (after {start:,} {spent} runs that did not cover every class)"
                 return Exploration(
                     passed=True,
                     counterexample=None,
                     runs=runner.runs,
                     guarantee=guarantee,
-                    strategy=used,
-                    seed=cfg.seed if used == "pct" else None,
+                    strategy=used.name,
+                    seed=used.seed,
                     **base,  # type: ignore[arg-type]
                 )
     except Violation as violation:
@@ -291,47 +251,21 @@ def _explore(
     raise AssertionError("unreachable: the last stage of a portfolio always answers")  # pragma: no cover
 
 
-def _run_stage(runner: Runner, strategy: Strategy, scenarios: list[Scenario], end: int) -> Coverage:
-    """One strategy over every fault scenario (no fault first), each with its share of the runs up to ``end``."""
+def _run_stage(runner: Runner, scheduler: Scheduler, scenarios: list[Scenario], end: int) -> Coverage:
+    """One scheduler over every fault scenario (no fault first), each with its share of the runs up to ``end``."""
     complete, drawn_out = True, True
     for i, scenario in enumerate(scenarios):
         runner.use(scenario)
-        limit = min(runner.runs + strategy.share(end - runner.runs, len(scenarios) - i), end)
-        coverage = strategy.run(runner, limit)
+        limit = min(runner.runs + scheduler.share(end - runner.runs, len(scenarios) - i), end)
+        coverage = runner.explore(scheduler, limit)
         complete = complete and coverage.complete
         drawn_out = drawn_out and coverage.drawn_out
     return Coverage(complete, drawn_out)
 
 
-def _guarantee(
-    strategy: Strategy,
-    coverage: Coverage,
-    runner: Runner,
-    start: int,
-    total: int,
-    scenarios: list[Scenario],
-    fault_names: tuple[str, ...],
-    cfg: ExploreConfig,
-) -> str:
-    runs = runner.runs - start
-    with_faults = f", with {describe(scenarios, fault_names)}" if fault_names else ""
-    if strategy.name == "exhaustive":
-        per = runs // max(len(scenarios), 1)
-        count = f"all {per:,} orders explored" if not fault_names else "all orders explored"
-        return count + with_faults + (f": {runs:,} runs" if fault_names else "")
-    if strategy.name == "dpor":
-        return f"all non-equivalent orders explored (DPOR){with_faults}: {runs:,} runs"
-    text = f"{runs:,} sampled orders, seed {cfg.seed}, depth {cfg.depth}"
-    if fault_names:
-        text += f", over {describe(scenarios, fault_names)}"
-    if coverage.drawn_out:
-        text += " (no new schedule in 2,000 more draws)"
-    return text
-
-
 def _over_budget(
     cfg: ExploreConfig,
-    strategy: Strategy,
+    scheduler: Scheduler,
     n_actors: int,
     shape: str,
     total: int,
@@ -340,28 +274,18 @@ def _over_budget(
     runner: Runner,
 ) -> ValidationError:
     """A strategy asked for by name that cannot cover what it promises within the budget: never a silent pass."""
-    n_scen = len(scenarios)
     where = (
         f" ({describe(scenarios, fault_names)}: the budget ran out in scenario "
-        f"{scenarios.index(runner.faults) + 1:,} of {n_scen:,})"
+        f"{scenarios.index(runner.faults) + 1:,} of {len(scenarios):,})"
         if fault_names
         else ""
     )
-    if strategy.name == "exhaustive":
-        return ValidationError(
-            f"{n_actors} actors with {shape} calls have more schedules than budget={cfg.budget:,} "
-            f"(their dry run has {total:,} orders; retries and threads make more){where}; use "
-            "strategy='dpor' (explores one order per class of equivalent orders) or 'pct' (samples), "
-            "or raise budget"
-        )
-    return ValidationError(
-        f"{n_actors} actors with {shape} calls ({total:,} orders) need more than "
-        f"budget={cfg.budget:,} DPOR runs to cover every non-equivalent order{where}; raise budget, "
-        "use fewer actors, calls or faults, or use strategy='pct' to sample"
-    )
+    return scheduler.over_budget(f"{n_actors} actors with {shape}", cfg.budget, total, where)
 
 
-def _failure(runner: Runner, cfg: ExploreConfig, violation: Violation, used: str, base: dict[str, Any]) -> Exploration:
+def _failure(
+    runner: Runner, cfg: ExploreConfig, violation: Violation, used: Scheduler, base: dict[str, Any]
+) -> Exploration:
     """The failing run, shrunk within its own budget."""
     res = violation.res
     order = tuple(res.turns)
@@ -375,9 +299,9 @@ def _failure(runner: Runner, cfg: ExploreConfig, violation: Violation, used: str
         passed=False,
         counterexample=" ".join(final_order),
         runs=runs,
-        guarantee=f"counterexample found in run {runs:,} ({used})",
-        strategy=used,
-        seed=cfg.seed if used == "pct" else None,
+        guarantee=f"counterexample found in run {runs:,} ({used.name})",
+        strategy=used.name,
+        seed=used.seed,
         message=shrunk.message if shrunk is not None else violation.message,
         interleaving=shrunk.res if shrunk is not None else res,
         faults=shrunk.faults if shrunk is not None else found_faults,

@@ -22,12 +22,13 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from ..errors import OUTCOME_ERRORS, LabkitError, RaceError
-from ..intercept import Binding
+from ..intercept import Binding, CallRecord
 from .choosers import FREE, Chooser
 from .keys import call_key
 from .sessions import Session
@@ -52,7 +53,7 @@ ABORT_GRACE = 0.25
 #: One choice of a run: who went, its call, and every task that was waiting then -> the call it
 #: waited with (None for a turn the order forced, granted as soon as its task waited, before the
 #: others stood still).
-Step = tuple[str, dict[str, Any], Mapping[str, dict[str, Any]] | None]
+Step = tuple[str, CallRecord, Mapping[str, CallRecord] | None]
 
 
 class Aborted(BaseException):
@@ -167,7 +168,8 @@ class GatedRun(Session):
                 else:
                     error = RaceError(
                         f"{t.binding.who} raised {type(exc).__name__}: {exc} (after {t.calls} call(s); "
-                        f"{self.chooser.describe(self)}). Fix it; only DynamoDB errors count as an outcome of a race."
+                        f"{self.chooser.describe(self.tasks)}). Fix it; only DynamoDB errors count as an outcome "
+                        "of a race."
                     )
                     error.__cause__ = exc
                     self._fail(error)
@@ -275,52 +277,79 @@ class GatedRun(Session):
             self._fail(error)
         raise Aborted
 
-    def before(self, actor: str, call: dict[str, Any]) -> None:
-        call["key"] = call_key(call["operation"], call.get("params") or {})
+    def before(self, actor: str, call: CallRecord) -> None:
+        call.key = call_key(call.operation, call.params)
         with self.lock:
             if self.failure is not None:
                 raise Aborted
             task = self.tasks[actor]
-            call["actor"] = actor
-            call["seq"] = task.calls
+            call.actor = actor
+            call.seq = task.calls
             task.calls += 1
             if self.free:
-                call["turn"] = None
-                call["start"] = time.perf_counter() - self.t0
+                call.turn = None
+                call.start = time.perf_counter() - self.t0
                 return
             if self.max_calls is not None and task.calls > self.max_calls:
                 self._fail(
                     RaceError(
                         f"actor {actor!r} made more calls than explore gave it turns ({self.max_calls}; "
-                        f"{self.chooser.describe(self)}); a retry loop that never ends? Raise max_calls if "
+                        f"{self.chooser.describe(self.tasks)}); a retry loop that never ends? Raise max_calls if "
                         "the actor really makes that many."
                     )
                 )
                 raise Aborted
-            call["deps"] = dict(task.clock)
-            task.call = call
-            task.park = park = _locked()
-            if task.state in (RUNNING, GRANTED):
-                self.busy -= 1
-            task.state = WAITING
-            self._decide()
-        remaining = self.deadline - time.monotonic()
-        got = park.acquire(True, remaining) if remaining > 0 else park.acquire(False)
-        with self.lock:
-            if task.state == WAITING:  # not chosen: the run failed, or time is up
-                if not got and self.failure is None:
-                    self._fail(self.stalled())
-                raise Aborted
+            call.deps = dict(task.clock)
+            self._wait(task, call)
 
-    def after(self, actor: str, call: dict[str, Any]) -> None:
+    def _wait(self, task: Task, call: CallRecord) -> None:
+        """With the lock held, then released: ``call`` waits until the chooser gives ``task`` its turn."""
+        task.call = call
+        task.park = park = _locked()
+        if task.state in (RUNNING, GRANTED):
+            self.busy -= 1
+        task.state = WAITING
+        self._decide()
+        self.lock.release()
+        try:
+            remaining = self.deadline - time.monotonic()
+            got = park.acquire(True, remaining) if remaining > 0 else park.acquire(False)
+        finally:
+            self.lock.acquire()
+        if task.state == WAITING:  # not chosen: the run failed, or time is up
+            if not got and self.failure is None:
+                self._fail(self.stalled())
+            raise Aborted
+
+    def after(self, actor: str, call: CallRecord) -> None:
         with self.lock:
-            call["end"] = time.perf_counter() - self.t0
-            self.rows.append(dict(call))
-            task = self.tasks.get(actor)
-            if call.get("turn") is not None and task is not None and task is self.in_flight:
-                self.in_flight = None
-                task.state = RUNNING  # still busy: it goes on to its next call, or ends
-                self.taken[actor] += 1
+            self._record(actor, call)
+
+    def _record(self, actor: str, call: CallRecord) -> None:
+        call.end = time.perf_counter() - self.t0
+        self.rows.append(call.row())
+        task = self.tasks.get(actor)
+        if call.turn is not None and task is not None and task is self.in_flight:
+            self.in_flight = None
+            task.state = RUNNING  # still busy: it goes on to its next call, or ends
+            self.taken[actor] += 1
+
+    def hold(self, actor: str, call: CallRecord, outcome: str) -> None:
+        """The call's first half is done: recorded with ``outcome`` as its own turn. Its second half is
+        the task's next call (the same record, sent again): it waits for the actor's next turn."""
+        with self.lock:
+            self._record(actor, replace(call, outcome=outcome, retries=0, deps=dict(call.deps)))
+            if self.failure is not None:
+                raise Aborted
+            task = self.tasks[actor]
+            call.turn = call.start = call.end = None
+            call.seq = task.calls
+            task.calls += 1
+            if self.free:
+                call.start = time.perf_counter() - self.t0
+                return
+            call.deps = dict(task.clock)
+            self._wait(task, call)
 
     def finished(self, actor: str, exc: BaseException | None) -> None:
         """An actor's function returned (exc None) or raised."""
@@ -332,7 +361,7 @@ class GatedRun(Session):
                 if exc is not None and not is_outcome(exc):
                     error = RaceError(
                         f"actor {actor!r} raised {type(exc).__name__}: {exc} "
-                        f"(after {self.taken[actor]} turn(s); {self.chooser.describe(self)}). "
+                        f"(after {self.taken[actor]} turn(s); {self.chooser.describe(self.tasks)}). "
                         "Fix the actor; only DynamoDB errors count as an outcome of a race."
                     )
                     error.__cause__ = exc
@@ -364,7 +393,7 @@ class GatedRun(Session):
         if not waiting:
             return  # every task blocked or done: a wake-up (or the deadline) comes next
         try:
-            choice = self.chooser.choose(self, waiting, quiet)
+            choice = self.chooser.choose(self.tasks, waiting, quiet)
         except RaceError as error:
             self._fail(error)
             return
@@ -374,8 +403,8 @@ class GatedRun(Session):
             self.free = True
             for t in waiting.values():
                 assert t.call is not None
-                t.call["turn"] = None
-                t.call["start"] = time.perf_counter() - self.t0
+                t.call.turn = None
+                t.call.start = time.perf_counter() - self.t0
                 t.state = RUNNING
                 self.busy += 1
                 t.park.release()
@@ -383,14 +412,14 @@ class GatedRun(Session):
         task = waiting[choice]
         call = task.call
         assert call is not None
-        call["turn"] = len(self.steps)
+        call.turn = len(self.steps)
         snapshot = {name: t.call for name, t in waiting.items() if t.call is not None} if quiet else None
         self.steps.append((choice, call, snapshot))
         task.call = None
         task.state = GRANTED
         self.busy += 1
         self.in_flight = task
-        call["start"] = time.perf_counter() - self.t0
+        call.start = time.perf_counter() - self.t0
         task.park.release()
 
     def _fail(self, error: LabkitError) -> None:
@@ -420,8 +449,8 @@ class GatedRun(Session):
     def stalled(self) -> RaceError:
         """The error for a run that ran out of time: which turn was never taken, or never answered."""
         turn = len(self.steps)
-        nxt = self.in_flight.name if self.in_flight is not None else self.chooser.expected(self)
-        where = self.chooser.describe(self)
+        nxt = self.in_flight.name if self.in_flight is not None else self.chooser.expected(self.tasks)
+        where = self.chooser.describe(self.tasks)
         if self.in_flight is not None:  # a slow answer (a loaded machine, a slow endpoint), not a stuck actor
             return RaceError(
                 f"timed out: turn {turn} (actor {nxt!r}) was taken but its call had not "

@@ -237,7 +237,7 @@ def run_gated(
         run.closed = True  # a late call (a thread an actor left running) is refused
     if run.failure is not None:
         raise run.failure
-    ended = chooser.check_end(run)
+    ended = chooser.check_end(run.tasks)
     if ended is not None:
         raise ended
     errors.update(run.errors)
@@ -256,13 +256,11 @@ def name_items(run: GatedRun, schemas: KeySchemas) -> None:
     is made unbound, and a sub-actor's thread unbound for a moment is one its parent's ``join`` would
     not see (the parent would count as running, and the run stall).
     """
-    records = [*run.rows]
+    for row in run.rows:
+        row["key"] = call_key(row["operation"], row.get("params") or {}, functools.partial(schemas, row.get("region")))
     for _, chosen, waiting in run.steps:
-        records.append(chosen)
-        records.extend((waiting or {}).values())
-    for record in records:
-        schema_of = functools.partial(schemas, record.get("region"))
-        record["key"] = call_key(record["operation"], record.get("params") or {}, schema_of)
+        for record in (chosen, *(waiting or {}).values()):
+            record.key = call_key(record.operation, record.params, functools.partial(schemas, record.region))
 
 
 def run_interleaving(

@@ -98,12 +98,15 @@ def solo_calls(
     conn: Connection,
     setup: Callable[[], Any] | None = None,
     timeout: float = 10.0,
+    stage: Stage | None = None,
 ) -> dict[str, list[SoloCall]]:
     """The calls (operation, parameters) each actor makes, in order, when it runs alone after ``setup()``;
-    the sub-actors it starts (``A.1``, ...) are listed with their own calls, after it."""
-    check_actors(actors)
+    the sub-actors it starts (``A.1``, ...) are listed with their own calls, after it. ``stage``: the
+    lab's clients when the caller has them already (explore: made once for every run)."""
     check_positive("timeout", timeout)
-    stage = Stage.of(actors, conn)
+    if stage is None:  # explore hands its own, made from actors it has checked
+        check_actors(actors)
+        stage = Stage.of(actors, conn)
     calls: dict[str, list[SoloCall]] = {}
     for name in actors:
         if setup is not None:

@@ -1,11 +1,13 @@
-"""The runner: the one place an explored schedule really runs (setup, the run, the invariant, determinism).
+"""The runner: the loop of an exploration, and the one place an explored schedule really runs.
 
-:func:`~labkit.races.explore` makes one :class:`Runner` and hands it to the strategies
-(:mod:`~labkit.races.strategies`), which see it only as an :class:`~labkit.races.calls.OrderRunner`.
-Each :meth:`Runner.run` is one gated run (:func:`~labkit.races.interleave.run_gated`): the order
-given first, then, whenever every task stands still, the waiting task the strategy prefers — so
-every call of every run is gated and the run's calls come back in turn order, each with the
-tasks that were waiting at its turn.
+:func:`~labkit.races.explore` makes one :class:`Runner` and hands it a scheduler
+(:class:`~labkit.races.calls.Scheduler`: exhaustive, DPOR, PCT) per stage of its portfolio.
+:meth:`Runner.explore` is the loop (awslabs/shuttle's ``Runner::run``): ask the scheduler how the
+next run begins, run it — setup, one gated run (:func:`~labkit.races.interleave.run_gated`), the
+turns the scheduler forces first, then at each quiet point the waiting task it names — check the
+run's calls against every earlier run's (determinism, here and only here), judge it, and hand the
+calls back to the scheduler; until the scheduler has nothing left or its runs are spent. Every call
+of every run is gated and comes back in turn order, each with the tasks that were waiting at its turn.
 
 What a run costs is kept to what it must do: the lab's clients are made once per exploration,
 the actors run on one long-lived thread each (:class:`~labkit.races.interleave.Crew`), the history
@@ -22,9 +24,10 @@ from ..errors import RaceError
 from ..faults import FaultPlan, parse_faults
 from ..faults.control import settle_images
 from ..faults.kinds import StaleRead
+from ..intercept import CallRecord
 from ..operations import Op, WeakAnswer, tables_of
-from .calls import BudgetSpent, Call, Trace, nondeterministic
-from .choosers import OrderChooser, RunView, prefer
+from .calls import BudgetSpent, Call, Coverage, Scheduler, Trace, nondeterministic, nondeterministic_turn
+from .choosers import Chooser, OrderChooser
 from .identity import Access, KeySchemas
 from .interleave import Crew, Interleaving, Stage, run_gated
 from .scenarios import Scenarios
@@ -55,25 +58,29 @@ class Violation(Exception):
 
 
 class ExactChooser:
-    """Explore's chooser for an order of calls earlier runs made: each turn taken as given, then ``prefer``."""
+    """The chooser of a scheduled run: each forced turn taken as given, then ``next_task`` at each quiet point.
 
-    def __init__(self, order: Sequence[str], then: Sequence[str]) -> None:
+    Forced turns are calls earlier runs made after the same turns: a turn is granted as soon as
+    its task waits (no need for quiet); a task that cannot take it is a determinism failure.
+    """
+
+    def __init__(self, order: Sequence[str], next_task: Callable[[Sequence[str]], str]) -> None:
         self.order = tuple(order)
-        self.then = tuple(then)
+        self.next_task = next_task
         self.taken: list[str] = []
 
     @property
     def requested(self) -> tuple[str, ...]:
         return self.order
 
-    def choose(self, run: RunView, waiting: Mapping[str, Task], quiet: bool) -> str | None:
+    def choose(self, tasks: Mapping[str, Task], waiting: Mapping[str, Task], quiet: bool) -> str | None:
         pos = len(self.taken)
         if pos < len(self.order):
             name = self.order[pos]
             if name in waiting:
                 self.taken.append(name)
                 return name
-            task = run.tasks.get(name)
+            task = tasks.get(name)
             if task is not None and task.state == DONE:
                 raise self._not_followed(pos, "it had finished")
             if quiet:
@@ -88,34 +95,28 @@ class ExactChooser:
             return None
         if not quiet:
             return None
-        name = prefer(self.then, waiting)
+        name = self.next_task(sorted(waiting))
         self.taken.append(name)
         return name
 
     def _not_followed(self, pos: int, state: str) -> RaceError:
-        name = self.order[pos]
-        return RaceError(
-            f"actor {name!r} is not deterministic: at step {pos + 1} of the order "
-            f"{' '.join(self.order)!r} an earlier run had it make another call, this run {state}. "
-            "Actors must make the same calls given the same answers (no clocks, random values or "
-            "shared state between runs; reset everything in setup)."
-        )
+        return nondeterministic_turn(self.order, pos, state)
 
-    def expected(self, run: RunView) -> str | None:
+    def expected(self, tasks: Mapping[str, Task]) -> str | None:
         pos = len(self.taken)
         return self.order[pos] if pos < len(self.order) else None
 
-    def describe(self, run: RunView) -> str:
+    def describe(self, tasks: Mapping[str, Task]) -> str:
         return f"order {' '.join(self.order)!r}, turns taken so far: {' '.join(self.taken) or '(none)'}"
 
-    def check_end(self, run: RunView) -> RaceError | None:
+    def check_end(self, tasks: Mapping[str, Task]) -> RaceError | None:
         return None
 
 
 class Runner:
     """Runs schedules for every strategy: setup, the run, the invariant, the determinism check.
 
-    Implements :class:`~labkit.races.calls.OrderRunner`. ``runs`` counts the runs made so far;
+    :meth:`explore` is the loop a scheduler runs in. ``runs`` counts the runs made so far;
     ``seen`` remembers, for every order prefix, the call made at its end, so an actor that makes
     another call after the same prefix in a later run is caught (:func:`nondeterministic`).
     ``names`` are the actors and the sub-actors the fault scenarios may name.
@@ -131,6 +132,7 @@ class Runner:
         max_calls: int,
         names: Sequence[str] = (),
         points: Mapping[str, Sequence[tuple[str, Mapping[str, Any]]]] | None = None,
+        lab: Stage | None = None,
     ) -> None:
         self.actors = actors
         self.conn = conn
@@ -146,7 +148,7 @@ class Runner:
         self.stale = False  # the scenario holds a stale read: each run starts from settled images
         self.scenarios: Scenarios | None = None  # where a run without faults offers its call points
         self.widen: frozenset[str] = frozenset()  # tables whose writes all conflict (a stale read reads them)
-        self.stage = Stage.of(actors, conn)
+        self.stage = lab or Stage.of(actors, conn)
         self.schemas = self.stage.schemas or KeySchemas(conn)  # one DescribeTable per table: keys and reduction
         self._crew: Crew | None = None
         self._calls: dict[int, Call] = {}
@@ -183,8 +185,8 @@ class Runner:
         """Add the tables this run's stale read really read; True when that widened the scenario."""
         read: set[str] = set()
         for _, record, _ in res.steps:
-            if str(record.get("injected") or "").startswith(WeakAnswer.STALE_READ):
-                read.update(_stale_tables(str(record.get("operation")), record.get("params") or {}))
+            if (record.injected or "").startswith(WeakAnswer.STALE_READ):
+                read.update(_stale_tables(record.operation, record.params))
         if read <= self.widen:
             return False
         self.widen |= read
@@ -197,18 +199,36 @@ class Runner:
             self._crew.close()
             self._crew = None
 
-    def run(self, order: Sequence[str], limit: int, prefer: Sequence[str] = (), exact: bool = True) -> Trace:
-        """One run of ``order``, then the waiting task ``prefer`` names first (else the first by name).
+    def explore(self, scheduler: Scheduler, limit: int) -> Coverage:
+        """The loop: run what ``scheduler`` asks for until it has nothing left or ``runs`` reaches ``limit``.
 
-        Returns the run's calls; raises :class:`Violation` when the invariant fails,
-        :class:`BudgetSpent` when the runs are used up.
+        Raises :class:`Violation` when a run breaks the invariant, :class:`BudgetSpent` when the
+        runs are spent before a scheduler that promises coverage is done.
         """
-        if self.runs >= limit:
-            raise BudgetSpent
-        res, trace = self._run(order, prefer, exact, self.faults)
+        scheduler.new_scenario()
+        while self.runs < limit or not scheduler.samples:
+            forced = scheduler.new_run()
+            if forced is None:
+                return scheduler.coverage()
+            if self.runs >= limit:
+                raise BudgetSpent
+            scheduler.end_run(self.run(forced, scheduler))
+        return scheduler.coverage()
+
+    def run(self, forced: Sequence[str], scheduler: Scheduler) -> Trace:
+        """One run: ``forced`` first, then the waiting task ``scheduler.next_task`` names at each quiet point.
+
+        Returns the run's calls; raises :class:`Violation` when the invariant fails.
+        """
+        chooser: Chooser = (
+            ExactChooser(forced, scheduler.next_task)
+            if scheduler.exact
+            else OrderChooser(forced, False, lookahead=True, then=())
+        )
+        res, trace = self._run(chooser, self.faults)
         if not self.faults and self.scenarios is not None:
             for name, record, _ in res.steps:
-                self.scenarios.offer(name, int(record.get("seq") or 0) + 1, str(record["operation"]), record["params"])
+                self.scenarios.offer(name, record.seq + 1, record.operation, record.params)
         if self.stale and self._widen_from(res):
             trace = replace(self.trace(res), widened=True)
         self._check_deterministic(trace)
@@ -223,18 +243,15 @@ class Runner:
         For shrinking: the order is a candidate, not a replay, so its turns are taken where they
         can be and determinism is not checked; the run counts in ``runs``.
         """
-        res, trace = self._run(order, (), False, faults)
+        res, trace = self._run(OrderChooser(order, False, lookahead=True, then=()), faults)
         return res, trace, self.judge(res)
 
-    def _run(
-        self, order: Sequence[str], then: Sequence[str], exact: bool, faults: tuple[str, ...]
-    ) -> tuple[Interleaving, Trace]:
+    def _run(self, chooser: Chooser, faults: tuple[str, ...]) -> tuple[Interleaving, Trace]:
         if self.setup is not None:
             self.setup()
         if self.stale if faults == self.faults else self._stale_reads(faults)[0]:
             settle_images(self.conn)
         self.runs += 1
-        chooser = ExactChooser(order, then) if exact else OrderChooser(order, False, lookahead=True, then=then)
         plan = FaultPlan(parse_faults(list(faults), self.names), where_possible=True) if faults else None
         if self._crew is None:
             self._crew = Crew(self.actors)
@@ -251,6 +268,7 @@ class Runner:
         except RaceError as exc:
             self._crew = None  # an actor's thread may be stuck in it: the next run gets new ones
             with_faults = f" with {', '.join(faults)}" if faults else ""
+            order = getattr(chooser, "requested", ())
             raise RaceError(
                 f"explore run {self.runs} (order prefix {' '.join(order)!r}{with_faults}): {exc}"
             ) from exc.__cause__
@@ -270,7 +288,7 @@ class Runner:
         self._calls.clear()
         return Trace(calls, enabled, tuple(c.actor for c in calls))
 
-    def _call(self, record: dict[str, Any]) -> Call:
+    def _call(self, record: CallRecord) -> Call:
         found = self._calls.get(id(record))
         if found is None:
             found = Call.of(record, self.schemas)
@@ -280,8 +298,18 @@ class Runner:
         return found
 
     def _check_deterministic(self, trace: Trace) -> None:
+        """Every call this run made, and every call a task waited with, is the call earlier runs made there.
+
+        ``seen`` maps a prefix of turns to the call made at its end: after the turns ``p``, the
+        task ``q`` that went (or waited) must have made the same call in every run. The one place
+        determinism is checked.
+        """
         taken: tuple[str, ...] = ()
-        for call in trace.calls:
+        for i, call in enumerate(trace.calls):
+            for name, waiting in trace.enabled[i].items():
+                before = self.seen.setdefault((*taken, name), waiting)
+                if before != waiting:
+                    raise nondeterministic((*taken, name), waiting, before)
             taken = (*taken, call.actor)
             before = self.seen.setdefault(taken, call)
             if before != call:

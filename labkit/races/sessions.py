@@ -8,17 +8,18 @@ botocore client passes, and a thread -> actor binding); a session decides what h
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from ..errors import LabkitError
+from ..intercept import CallRecord
 
 
 class Session:
     """What one run (an interleaving, or a stress run) does with the calls its probes see.
 
     ``before(actor, call)`` runs as the call is about to be sent (it may block: a turn) and
-    ``after(actor, call)`` once its answer (or error) is in; ``call`` is the call's record
-    (operation, params, key; the session adds actor, seq, turn, start, end, outcome, retries).
+    ``after(actor, call)`` once its answer (or error) is in; ``call`` is the call's
+    :class:`~labkit.intercept.CallRecord`. ``hold(actor, call, outcome)``: the call's first half is
+    done, its second waits for the actor's next turn (a session that gives no turns goes on at once).
     ``refuse(error)`` is told about a call that cannot be gated (it raises); ``closed`` is set once
     the run is over (a later call from a thread an actor started is refused).
     """
@@ -29,11 +30,14 @@ class Session:
         """A call the race lab cannot gate: end the run with ``error`` (raises)."""
         raise error
 
-    def before(self, actor: str, call: dict[str, Any]) -> None:
+    def before(self, actor: str, call: CallRecord) -> None:
         raise NotImplementedError
 
-    def after(self, actor: str, call: dict[str, Any]) -> None:
+    def after(self, actor: str, call: CallRecord) -> None:
         raise NotImplementedError
+
+    def hold(self, actor: str, call: CallRecord, outcome: str) -> None:
+        """No turns to wait for: the second half goes at once."""
 
 
 class WorkerTally(Session):
@@ -44,13 +48,13 @@ class WorkerTally(Session):
         self.failed = 0
         self.retries = 0
 
-    def before(self, actor: str, call: dict[str, Any]) -> None:
-        call["start"] = time.perf_counter()
+    def before(self, actor: str, call: CallRecord) -> None:
+        call.start = time.perf_counter()
 
-    def after(self, actor: str, call: dict[str, Any]) -> None:
+    def after(self, actor: str, call: CallRecord) -> None:
         self.calls += 1
-        self.retries += int(call.get("retries") or 0)
-        if call.get("outcome") != "ok":
+        self.retries += call.retries
+        if call.outcome != "ok":
             self.failed += 1
 
 

@@ -1,13 +1,18 @@
-"""The strategies :func:`labkit.races.explore` composes: exhaustive search, DPOR, PCT sampling.
+"""The schedulers :func:`labkit.races.explore` composes: exhaustive search, DPOR, PCT sampling.
 
-Each is a :class:`Strategy`: it runs on a runner (:class:`~labkit.races.calls.OrderRunner`)
-within a budget and says what it covered (:class:`Coverage`). A strategy chooses schedules and
-calls ``runner.run(order, limit, prefer)``, which makes the real run, judges it and raises to end
-the exploration (a violated invariant) or when the budget is spent (``BudgetSpent``).
-``explore(strategy="auto")`` is a *portfolio*: an ordered list of strategies, each with its share
-of the budget, the next one taking over when one runs out (awslabs/shuttle composes schedulers
-the same way). This module never imports the runner, and the runner never imports it;
-:mod:`~labkit.races.explore` hands one to the other.
+One decision makes a schedule: *who goes next*. Each strategy is a
+:class:`~labkit.races.calls.Scheduler` (awslabs/shuttle's ``Scheduler``: ``new_execution`` /
+``next_task``): :meth:`new_run` says how a run begins (the turns it forces — a prefix earlier runs
+made — or None once there is nothing left to run), :meth:`next_task` answers at each quiet point
+past them (every task stands still; the tasks waiting there are the only ones that can go), and
+:meth:`end_run` learns from the run's calls. A scheduler keeps its own state between runs; the
+runner (:meth:`~labkit.races.runner.Runner.explore`) owns the loop, runs, judges and checks
+determinism, once. ``explore(strategy="auto")`` is a *portfolio* (:func:`portfolio`): an ordered
+list of schedulers, each with its share of the budget, the next taking over when one runs out
+(shuttle's ``PortfolioRunner``). This module never imports the runner, and the runner never
+imports it; :mod:`~labkit.races.explore` hands one to the other and names no strategy: what each
+promises (:meth:`guarantee`) and what it says when the budget is too small
+(:meth:`over_budget`) are its own.
 
 A run's turns are chosen when every task stands still, among the tasks waiting at a call
 (:mod:`~labkit.races.gate`), and the run reports them: so exhaustive search and DPOR branch
@@ -20,34 +25,22 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
-from .calls import Call, OrderRunner, Trace, conflicts, nondeterministic
+from ..errors import ValidationError
+from .calls import Call, Coverage, Scheduler, Trace, conflicts
+from .orders import count_orders
 
-
-@dataclass(frozen=True)
-class Coverage:
-    """What one strategy covered of one fault scenario: every order (or class) it promises, or a sample."""
-
-    #: True: every order (exhaustive) or every class of equivalent orders (DPOR) was run
-    complete: bool
-    #: a sampler that ran out of new schedules before its budget: there were no more to draw
-    drawn_out: bool = False
+#: ``explore(strategy=...)``: a portfolio, or one scheduler by name.
+AUTO = "auto"
+STRATEGIES = (AUTO, "exhaustive", "dpor", "pct")
 
 
-class Strategy(Protocol):
-    """Runs on a runner within a budget; says what it covered."""
-
-    #: ``exhaustive``, ``dpor``, ``pct``: how results and guarantees name it
-    name: str
-
-    def run(self, runner: OrderRunner, limit: int) -> Coverage:
-        """Explore the runner's current fault scenario until done or ``runner.runs`` reaches ``limit``."""
-        ...
-
-    def share(self, left: int, scenarios_left: int) -> int:
-        """How many of the ``left`` runs the next scenario may use."""
-        ...
+def _first(waiting: Sequence[str], prefer: Sequence[str] = ()) -> str:
+    """The first of ``prefer`` that waits, else the waiting task first by name."""
+    for name in prefer:
+        if name in waiting:
+            return name
+    return min(waiting)
 
 
 class Exhaustive:
@@ -59,26 +52,56 @@ class Exhaustive:
     """
 
     name = "exhaustive"
+    label = "exhaustive"
+    exact = True
+    samples = False
+    seed: int | None = None
 
-    def run(self, runner: OrderRunner, limit: int) -> Coverage:
-        stack: list[tuple[list[str], int]] = []  # per turn: the waiting tasks (sorted), the one chosen
-        order: list[str] = []
-        while True:
-            trace = runner.run(order, limit)
-            for i in range(len(order), len(trace)):
-                names = sorted(trace.enabled[i])
-                stack.append((names, names.index(trace.calls[i].actor)))
-            del stack[len(trace) :]
-            while stack and stack[-1][1] + 1 >= len(stack[-1][0]):
-                stack.pop()
-            if not stack:
-                return Coverage(complete=True)
-            names, chosen = stack[-1]
-            stack[-1] = (names, chosen + 1)
-            order = [waiting[i] for waiting, i in stack]
+    def __init__(self) -> None:
+        self.new_scenario()
+
+    def new_scenario(self) -> None:
+        self.stack: list[tuple[list[str], int]] = []  # per turn: the waiting tasks (sorted), the one chosen
+        self.order: list[str] | None = []
+
+    def new_run(self) -> Sequence[str] | None:
+        return self.order
+
+    def next_task(self, waiting: Sequence[str]) -> str:
+        return _first(waiting)
+
+    def end_run(self, trace: Trace) -> None:
+        assert self.order is not None
+        stack = self.stack
+        for i in range(len(self.order), len(trace)):
+            names = sorted(trace.enabled[i])
+            stack.append((names, names.index(trace.calls[i].actor)))
+        del stack[len(trace) :]
+        while stack and stack[-1][1] + 1 >= len(stack[-1][0]):
+            stack.pop()
+        if not stack:
+            self.order = None
+            return
+        names, chosen = stack[-1]
+        stack[-1] = (names, chosen + 1)
+        self.order = [waiting[i] for waiting, i in stack]
+
+    def coverage(self) -> Coverage:
+        return Coverage(complete=self.order is None)
 
     def share(self, left: int, scenarios_left: int) -> int:
         return left
+
+    def guarantee(self, runs: int, scenarios: int, with_faults: str, coverage: Coverage) -> str:
+        count = f"all {runs // max(scenarios, 1):,} orders explored" if not with_faults else "all orders explored"
+        return count + with_faults + (f": {runs:,} runs" if with_faults else "")
+
+    def over_budget(self, what: str, budget: int, total: int, where: str) -> ValidationError:
+        return ValidationError(
+            f"{what} calls have more schedules than budget={budget:,} (their dry run has {total:,} orders; "
+            f"retries and threads make more){where}; use strategy='dpor' (explores one order per class of "
+            "equivalent orders) or 'pct' (samples), or raise budget"
+        )
 
 
 class _HappensBefore:
@@ -128,47 +151,72 @@ class DPOR:
     one of them is enough. The tasks that can go at a state are the ones that waited there (the
     run reports them); the happens-before order adds, to program order and conflicts, what a start,
     a join or a notify imposes. When none of a race's initials could go at the state it must be
-    reversed from, every task that could is tried there (conservative).
+    reversed from, every task that could is tried there (conservative). A run whose trace is
+    ``widened`` (its conflicts grew: a stale read met another table) starts the scenario again.
     """
 
     name = "dpor"
+    label = "DPOR"
+    exact = True
+    samples = False
+    seed: int | None = None
 
-    def run(self, runner: OrderRunner, limit: int) -> Coverage:
-        path: list[_Node] = []
-        order: list[str] = []
-        prefer: list[str] = []
-        while True:
-            trace = runner.run(order, limit, prefer)
-            if trace.widened:  # the conflicts it reasoned with were too narrow: start the scenario again
-                path, order, prefer = [], [], []
-                continue
-            calls = trace.calls
-            for j, call in enumerate(calls[: len(order)]):  # the replayed prefix made the same calls?
-                before = path[j].next.get(call.actor)
-                if before != call:
-                    raise nondeterministic([c.actor for c in calls[: j + 1]], call, before)
-            start = max(len(order) - 1, 0)
-            del path[len(order) :]
-            blocked = self._extend(path, trace, len(order))
-            hb = _HappensBefore(calls[:blocked])
-            for k in range(start, blocked):  # races of the calls this run made for the first time
-                _add_backtracks(path, calls, hb, k)
-            # the deepest state with a task still to explore
-            for d in range(len(path) - 1, -1, -1):
-                node = path[d]
-                todo = sorted((node.backtrack & set(node.next)) - set(node.sleep) - {node.chosen or ""})
-                if todo:
-                    if node.chosen is not None:
-                        node.sleep[node.chosen] = node.next[node.chosen]
-                    node.chosen = q = todo[0]
-                    order = [str(path[j].chosen) for j in range(d + 1)]
-                    del path[d + 1 :]
-                    # continue with q, then tasks that are not asleep after q's call, then the rest
-                    after = {r for r, c in node.sleep.items() if not conflicts(c, node.next[q])}
-                    prefer = [q, *[r for r in sorted(node.next) if r != q and r not in after]]
-                    break
-            else:
-                return Coverage(complete=True)
+    def __init__(self) -> None:
+        self.new_scenario()
+
+    def new_scenario(self) -> None:
+        self.path: list[_Node] = []
+        self.order: list[str] | None = []
+        self.prefer: list[str] = []
+
+    def new_run(self) -> Sequence[str] | None:
+        return self.order
+
+    def next_task(self, waiting: Sequence[str]) -> str:
+        return _first(waiting, self.prefer)
+
+    def end_run(self, trace: Trace) -> None:
+        assert self.order is not None
+        if trace.widened:  # the conflicts it reasoned with were too narrow: start the scenario again
+            self.new_scenario()
+            return
+        path, calls = self.path, trace.calls
+        start = max(len(self.order) - 1, 0)
+        del path[len(self.order) :]
+        blocked = self._extend(path, trace, len(self.order))
+        hb = _HappensBefore(calls[:blocked])
+        for k in range(start, blocked):  # races of the calls this run made for the first time
+            _add_backtracks(path, calls, hb, k)
+        for d in range(len(path) - 1, -1, -1):  # the deepest state with a task still to explore
+            node = path[d]
+            todo = sorted((node.backtrack & set(node.next)) - set(node.sleep) - {node.chosen or ""})
+            if todo:
+                if node.chosen is not None:
+                    node.sleep[node.chosen] = node.next[node.chosen]
+                node.chosen = q = todo[0]
+                self.order = [str(path[j].chosen) for j in range(d + 1)]
+                del path[d + 1 :]
+                # continue with q, then tasks that are not asleep after q's call, then the rest
+                after = {r for r, c in node.sleep.items() if not conflicts(c, node.next[q])}
+                self.prefer = [q, *[r for r in sorted(node.next) if r != q and r not in after]]
+                return
+        self.order = None
+
+    def coverage(self) -> Coverage:
+        return Coverage(complete=self.order is None)
+
+    def share(self, left: int, scenarios_left: int) -> int:
+        return left
+
+    def guarantee(self, runs: int, scenarios: int, with_faults: str, coverage: Coverage) -> str:
+        return f"all non-equivalent orders explored (DPOR){with_faults}: {runs:,} runs"
+
+    def over_budget(self, what: str, budget: int, total: int, where: str) -> ValidationError:
+        return ValidationError(
+            f"{what} calls ({total:,} orders) need more than budget={budget:,} DPOR runs to cover every "
+            f"non-equivalent order{where}; raise budget, use fewer actors, calls or faults, or use "
+            "strategy='pct' to sample"
+        )
 
     @staticmethod
     def _extend(path: list[_Node], trace: Trace, begin: int) -> int:
@@ -184,9 +232,6 @@ class DPOR:
             path.append(_Node(nxt, set(awake[:1]), sleep, None))
             return i  # the run went on with a sleeping task: its analysis stops here (sound, costs a run)
         return len(calls)
-
-    def share(self, left: int, scenarios_left: int) -> int:
-        return left
 
 
 def _add_backtracks(path: list[_Node], trace: Sequence[Call], hb: _HappensBefore, k: int) -> None:
@@ -244,35 +289,118 @@ class PCT:
     A bug that needs d - 1 preemptions is found by each run with probability at least
     1 / (n k^(d-1)) for n actors and k calls. Schedules are drawn over the dry run's calls per
     task; a turn a task cannot take yet goes to the next one of the schedule that can. A sample,
-    never a proof.
+    never a proof: it runs until its share of the budget is spent, or until it draws only
+    schedules it ran (``drawn_out``).
     """
 
     name = "pct"
+    label = "PCT"
+    exact = False
+    samples = True
 
     def __init__(self, calls: Mapping[str, int], depth: int, seed: int) -> None:
         self.calls = dict(calls)
         self.depth = depth
         self.seed = seed
+        self.new_scenario()
 
-    def run(self, runner: OrderRunner, limit: int) -> Coverage:
-        """Sample distinct schedules until the budget; ``drawn_out`` if they ran out before it."""
-        rng = random.Random(self.seed)
-        tried: set[tuple[str, ...]] = set()
+    def new_scenario(self) -> None:
+        self.rng = random.Random(self.seed)
+        self.tried: set[tuple[str, ...]] = set()
+        self.drawn_out = False
+
+    def new_run(self) -> Sequence[str] | None:
         misses = 0
-        while runner.runs < limit:
-            order = _pct_order(self.calls, self.depth, rng)
-            if order in tried:
-                misses += 1
-                if misses > 2000:  # the sampler keeps finding the schedules it already ran
-                    return Coverage(complete=False, drawn_out=True)
-                continue
-            misses = 0
-            tried.add(order)
-            runner.run(order, limit, exact=False)
-        return Coverage(complete=False)
+        while True:
+            order = _pct_order(self.calls, self.depth, self.rng)
+            if order not in self.tried:
+                self.tried.add(order)
+                return order
+            misses += 1
+            if misses > 2000:  # the sampler keeps finding the schedules it already ran
+                self.drawn_out = True
+                return None
+
+    def next_task(self, waiting: Sequence[str]) -> str:
+        return _first(waiting)
+
+    def end_run(self, trace: Trace) -> None:
+        del trace  # a sample learns nothing from a run
+
+    def coverage(self) -> Coverage:
+        return Coverage(complete=False, drawn_out=self.drawn_out)
 
     def share(self, left: int, scenarios_left: int) -> int:
         return max(left // max(scenarios_left, 1), 1)  # an equal share of what is left
 
+    def guarantee(self, runs: int, scenarios: int, with_faults: str, coverage: Coverage) -> str:
+        text = f"{runs:,} sampled orders, seed {self.seed}, depth {self.depth}"
+        if with_faults:
+            text += with_faults.replace(", with ", ", over ", 1)
+        if coverage.drawn_out:
+            text += " (no new schedule in 2,000 more draws)"
+        return text
 
-__all__ = ["DPOR", "PCT", "Coverage", "Exhaustive", "Strategy"]
+    def over_budget(self, what: str, budget: int, total: int, where: str) -> ValidationError:  # pragma: no cover
+        raise AssertionError("a sampler never runs over its budget: it stops at it")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One scheduler of a portfolio and the runs it may use."""
+
+    scheduler: Scheduler
+    budget: int
+
+
+def portfolio(
+    strategy: str,
+    budget: int,
+    exhaustive_limit: int,
+    depth: int,
+    seed: int,
+    calls: Mapping[str, int],
+    scenarios: int,
+    what: str,
+    times: str,
+) -> list[Stage]:
+    """The schedulers to run, in order, each with its share of the budget (``depth`` and ``seed``: PCT's).
+
+    One by name, with the whole budget; ``auto``: exhaustive search (half the budget) while the
+    dry run's orders (times the fault ``scenarios``) are at most ``exhaustive_limit``, then DPOR (a
+    quarter) if the real schedules outgrew that, then PCT with what is left; with more orders,
+    DPOR with half the budget, then PCT with what is left. Exhaustive search asked for by name
+    over more orders than the budget is refused before anything runs (``what`` and ``times`` say
+    what was asked: ``"2 actors with A: 2 + B: 2 calls"``, ``" x 5 fault scenarios (...)"``).
+    """
+    total = count_orders(calls)
+    runs = total * scenarios
+    pct = PCT(calls, depth, seed)
+    if strategy == "exhaustive":
+        if runs > budget:
+            raise ValidationError(
+                f"{what} have {total:,} orders{times}{f' = {runs:,} runs' if times else ''}, more than "
+                f"budget={budget:,}; use strategy='dpor' (explores one order per class of equivalent orders) "
+                f"or 'pct' (samples), or raise budget to {runs:,}"
+            )
+        return [Stage(Exhaustive(), budget)]
+    if strategy == "dpor":
+        return [Stage(DPOR(), budget)]
+    if strategy == "pct":
+        return [Stage(pct, budget)]
+    half = max(budget // 2, 1)
+    if runs <= min(exhaustive_limit, budget):
+        # the real schedules may outgrow the dry run's count (retries): then DPOR, then a sample
+        return [Stage(Exhaustive(), half), Stage(DPOR(), max(budget // 4, 1)), Stage(pct, budget)]
+    return [Stage(DPOR(), half), Stage(pct, budget)]
+
+
+__all__ = [
+    "AUTO",
+    "DPOR",
+    "PCT",
+    "STRATEGIES",
+    "Exhaustive",
+    "Stage",
+    "portfolio",
+]

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..intercept import Binding
+from ..intercept import Binding, CallRecord
 
 RUNNING, QUEUED, WAITING, GRANTED, BLOCKED, DONE = "running", "queued", "waiting", "granted", "blocked", "done"
 
@@ -39,7 +39,7 @@ class Task:
     children: int = 0
     calls: int = 0
     #: the call it waits with (WAITING)
-    call: dict[str, Any] | None = None
+    call: CallRecord | None = None
     clock: dict[str, int] = field(default_factory=dict)
     returned: bool = False
     exc: BaseException | None = None

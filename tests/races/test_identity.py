@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from labkit.backend import Connection
+from labkit.intercept import CallRecord
 from labkit.races.calls import Call, conflicts
 from labkit.races.identity import EVERYTHING, Access, KeySchemas, accesses, canonical, statement_access
 
@@ -25,7 +26,7 @@ def schema_of(region: str | None, table: str) -> tuple[str, str | None] | None:
 
 
 def call(actor: str, operation: str, **params: Any) -> Call:
-    return Call.of({"actor": actor, "operation": operation, "params": params, "key": ""}, schema_of)
+    return Call.of(CallRecord(operation, params, actor=actor), schema_of)
 
 
 def key(pk: str, sk: str) -> dict[str, Any]:
