@@ -346,8 +346,8 @@ class PCT:
 
 
 @dataclass(frozen=True)
-class Stage:
-    """One scheduler of a portfolio and the runs it may use."""
+class Share:
+    """One scheduler of a portfolio and its share of the budget (the runs it may use)."""
 
     scheduler: Scheduler
     budget: int
@@ -363,7 +363,7 @@ def portfolio(
     scenarios: int,
     what: str,
     times: str,
-) -> list[Stage]:
+) -> list[Share]:
     """The schedulers to run, in order, each with its share of the budget (``depth`` and ``seed``: PCT's).
 
     One by name, with the whole budget; ``auto``: exhaustive search (half the budget) while the
@@ -383,16 +383,16 @@ def portfolio(
                 f"budget={budget:,}; use strategy='dpor' (explores one order per class of equivalent orders) "
                 f"or 'pct' (samples), or raise budget to {runs:,}"
             )
-        return [Stage(Exhaustive(), budget)]
+        return [Share(Exhaustive(), budget)]
     if strategy == "dpor":
-        return [Stage(DPOR(), budget)]
+        return [Share(DPOR(), budget)]
     if strategy == "pct":
-        return [Stage(pct, budget)]
+        return [Share(pct, budget)]
     half = max(budget // 2, 1)
     if runs <= min(exhaustive_limit, budget):
         # the real schedules may outgrow the dry run's count (retries): then DPOR, then a sample
-        return [Stage(Exhaustive(), half), Stage(DPOR(), max(budget // 4, 1)), Stage(pct, budget)]
-    return [Stage(DPOR(), half), Stage(pct, budget)]
+        return [Share(Exhaustive(), half), Share(DPOR(), max(budget // 4, 1)), Share(pct, budget)]
+    return [Share(DPOR(), half), Share(pct, budget)]
 
 
 __all__ = [
@@ -401,6 +401,6 @@ __all__ = [
     "PCT",
     "STRATEGIES",
     "Exhaustive",
-    "Stage",
+    "Share",
     "portfolio",
 ]
