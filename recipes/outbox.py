@@ -15,14 +15,13 @@
   ``"refused"``   a condition failed (e.g. the email is taken): a definite answer; resending would be
                   refused again, so the entry is deleted and the caller tells the user.
   ``"retry"``     only these, which are no answer about the request yet: no answer at all (a lost
-                  answer, a timeout), throttling, a 5xx, a conflict (a ``TransactionConflict``, or our
-                  own earlier send still in progress) — after ``attempts`` sends. The entry stays for
-                  the next run.
+                  answer, a timeout: at once), throttling, a 5xx, a conflict (a ``TransactionConflict``,
+                  or our own earlier send still in progress: after ``attempts`` sends, with a jittered
+                  pause between them). The entry stays for the next run.
   ``"parked"``    any other error (``ValidationException``, ``AccessDeniedException``,
                   ``IdempotentParameterMismatchException``, a cancellation for a ``ValidationError``…):
                   resending cannot help. The entry leaves :func:`pending` — a dead letter, marked
                   ``parked`` with the error as its reason — for a person to fix or delete.
-  A table keyed ``PK``/``SK`` is assumed (the outbox's own, and the items a request puts).
   ``"ambiguous"`` refused, but the entry is older than the token window: DynamoDB remembers a token
                   for 10 minutes after the first request that used it completed, so this resend was a
                   *new* request, and what refused it may be our own earlier attempt. So the outbox reads
@@ -30,6 +29,8 @@
                   earlier attempt was applied: ``"applied"``. Otherwise (another owner, an item changed
                   since, a request with an Update or a Delete, which a read cannot check) it is
                   ``"ambiguous"``, parked for a person to read the items and decide.
+
+A table keyed ``PK``/``SK`` is assumed (the outbox's own, and the items a request puts).
 """
 
 from __future__ import annotations
