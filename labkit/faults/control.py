@@ -54,12 +54,16 @@ def control(url: str, operation: str, payload: Mapping[str, Any], timeout: float
         raise ValidationError(str(body.get("message") or body)) from None
 
 
-def _endpoint(conn: Connection) -> str:
+def _endpoint(
+    conn: Connection,
+    needs: str = "endpoint faults need",
+    elsewhere: str = "; on DynamoDB Local or AWS use the race lab's per-call faults (run_interleaving(..., "
+    "faults=[...])), which act in the client",
+) -> str:
+    """The embedded endpoint's URL; a ConfigurationError saying what ``needs`` it and what to do ``elsewhere``."""
     if conn.backend != "embedded" or not conn.endpoint_url:
         raise ConfigurationError(
-            f"endpoint faults need labkit's embedded endpoint, and this connection is "
-            f"{conn.backend!r}; on DynamoDB Local or AWS use the race lab's per-call faults "
-            "(run_interleaving(..., faults=[...])), which act in the client"
+            f"{needs} labkit's embedded endpoint, and this connection is {conn.backend!r}{elsewhere}"
         )
     return conn.endpoint_url
 
@@ -134,13 +138,12 @@ def advance_token_clock(conn: Connection, seconds: float) -> float:
 
 
 def _ttl_endpoint(conn: Connection) -> str:
-    if conn.backend != "embedded" or not conn.endpoint_url:
-        raise ConfigurationError(
-            f"deleting expired items when the lab says needs labkit's embedded endpoint, and this connection is "
-            f"{conn.backend!r}: on AWS DynamoDB's TTL process deletes them in its own time (typically within a few "
-            "days), and DynamoDB Local does not support TTL"
-        )
-    return conn.endpoint_url
+    return _endpoint(
+        conn,
+        "deleting expired items when the lab says needs",
+        ": on AWS DynamoDB's TTL process deletes them in its own time (typically within a few days), and "
+        "DynamoDB Local does not support TTL",
+    )
 
 
 def expire_items(conn: Connection, table: str | None = None) -> dict[str, Any]:
