@@ -128,7 +128,7 @@ def endpoint_fault_log(conn: Connection) -> list[dict[str, Any]]:
     return list(control(_endpoint(conn), Op.GET_FAULTS, {})["Log"])
 
 
-def advance_token_clock(conn: Connection, seconds: float) -> float:
+def advance_clock(conn: Connection, seconds: float) -> float:
     """Move the endpoint's clock forward (e.g. past DynamoDB's 10 minutes for ClientRequestTokens).
 
     The engine's clock dates ClientRequestTokens and is the time its hooks see; returns the
@@ -166,7 +166,7 @@ def lab_epoch(conn: Connection) -> float:
 
 
 def set_lab_clock(conn: Connection, mode: str) -> str:
-    """Freeze the endpoint's clock (``"frozen"``: only :func:`advance_token_clock` or a :class:`LabClock`
+    """Freeze the endpoint's clock (``"frozen"``: only :func:`advance_clock` or a :class:`LabClock`
     moves it) or let it follow real time again (``"real"``); returns the mode it had."""
     return str(control(_endpoint(conn), Op.SET_CLOCK, {"Mode": mode})["Previous"])
 
@@ -186,7 +186,7 @@ class LabClock:
         """Move the clock forward by ``seconds`` (>= 0); returns ``elapsed``."""
         seconds = check_non_negative("seconds", seconds)
         if seconds:
-            advance_token_clock(self.conn, seconds)
+            advance_clock(self.conn, seconds)
             self.elapsed += seconds
         return self.elapsed
 
@@ -198,7 +198,7 @@ class LabClock:
                 f"the lab clock is at {self.elapsed:g} s and never goes back; {instant:g} s is earlier"
             )
         if instant > self.elapsed:
-            advance_token_clock(self.conn, instant - self.elapsed)
+            advance_clock(self.conn, instant - self.elapsed)
             self.elapsed = instant
         return self.elapsed
 
