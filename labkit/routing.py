@@ -17,7 +17,7 @@ others):
     host and port are replaced with the lab's, before the request is signed: it is signed for the
     host it goes to. A client given its own endpoint (``endpoint_url=``, or
     ``AWS_ENDPOINT_URL_DYNAMODB``) is left alone: the race lab refuses it inside an actor when it
-    is not the lab's (:func:`reached` tells the race lab where a routed client's calls go).
+    is not the lab's (:func:`route_for` tells the race lab where a routed client's calls go).
 ``choose-signer`` and ``request-created`` (last)
     Only for a routed call whose client found no credentials (no keys, profile or role anywhere):
     botocore would fail with ``NoCredentialsError`` at signing, so the call is marked unsigned for
@@ -74,7 +74,7 @@ _attached: weakref.WeakSet[Any] = weakref.WeakSet()
 _attach_lock = threading.Lock()
 
 
-def current() -> Route | None:
+def active_route() -> Route | None:
     """The route on now (the innermost pushed), or None."""
     return _stack[-1] if _stack else None
 
@@ -82,7 +82,7 @@ def current() -> Route | None:
 def push(route: Route) -> None:
     """Turn ``route`` on (until the matching :func:`pop`); hooks into the interception point once."""
     intercept.add_observer(_observer)
-    intercept.add_reroute(reached)
+    intercept.add_reroute(route_for)
     with _lock:
         _stack.append(route)
 
@@ -117,9 +117,9 @@ def is_aws_endpoint(url: str | None) -> bool:
     return any(host.endswith("." + suffix) for suffix in aws_dns_suffixes())
 
 
-def reached(client: Any) -> str | None:
+def route_for(client: Any) -> str | None:
     """Where a client's calls go while the current route is on (endpoint_key form); None: its own endpoint."""
-    route = current()
+    route = active_route()
     if route is None or not is_aws_endpoint(client.meta.endpoint_url):
         return None
     return route.key
@@ -138,7 +138,7 @@ def _rewrite(url: str, lab: str) -> str:
 
 
 def _on_before_call(params: dict[str, Any], context: dict[str, Any], request_signer: Any, **_: Any) -> None:
-    route = current()
+    route = active_route()
     url = params.get("url")
     if route is None or not isinstance(url, str) or not is_aws_endpoint(url):
         return
@@ -173,7 +173,7 @@ class _Router:
     """The interception point's observer: attaches the handlers, refuses a call moto would have mocked."""
 
     def before(self, client: Any, operation: str) -> None:
-        route = current()
+        route = active_route()
         if route is None:
             return
         if moto_mocking():
@@ -200,11 +200,11 @@ __all__ = [
     "DUMMY_SIGNED",
     "ROUTED",
     "Route",
+    "active_route",
     "aws_dns_suffixes",
-    "current",
     "is_aws_endpoint",
     "moto_mocking",
     "pop",
     "push",
-    "reached",
+    "route_for",
 ]

@@ -73,7 +73,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .artifacts import ARTIFACTS_MODULE, Artifacts
-from .environment import Routing, backend_url, default_region, region_configured, route
+from .environment import EnvironmentOverrides, backend_url, default_region, region_configured, route
 from .fixtures import _labkit_connections as _labkit_connections  # the fixture behind labkit_conn
 from .fixtures import labkit_backend, labkit_conn
 from .options import (
@@ -242,7 +242,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     test_route = None if state.every_test else state.new_route(why)
     if test_route is not None:
         state.push(test_route)
-        state.test_environment = Routing()
+        state.test_environment = EnvironmentOverrides()
         default_region(state.test_environment)
     item.stash[_TEST_ROUTE] = test_route
     if state.tracker is not None:
@@ -311,7 +311,7 @@ __all__ = [
     "TABLE_PREFIX",
     "Artifacts",
     "LabkitSession",
-    "Routing",
+    "EnvironmentOverrides",
     "TableTracker",
     "backend_url",
     "choose_backend",

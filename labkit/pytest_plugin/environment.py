@@ -15,7 +15,7 @@ from .options import ENV_ROUTED
 
 
 @dataclass
-class Routing:
+class EnvironmentOverrides:
     """Variables the plugin set in ``os.environ`` (restored at the end), and the URL clients go to."""
 
     url: str | None = None
@@ -69,16 +69,16 @@ def region_configured() -> bool:
         return True
 
 
-def default_region(into: Routing) -> None:
+def default_region(into: EnvironmentOverrides) -> None:
     if not region_configured():
         into.set("AWS_DEFAULT_REGION", C.LOCAL_REGION)
 
 
-def route(backend: str) -> Routing:
+def route(backend: str) -> EnvironmentOverrides:
     """Environment routing: every DynamoDB client created from now on goes to ``backend``, with
     credentials and a region when none are configured."""
     url = backend_url(backend)
-    routing = Routing(url)
+    routing = EnvironmentOverrides(url)
     if url is None:
         return routing
     from ..intercept import endpoint_key
@@ -94,7 +94,7 @@ def route(backend: str) -> Routing:
 
 
 __all__ = [
-    "Routing",
+    "EnvironmentOverrides",
     "backend_url",
     "default_region",
     "region_configured",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from .artifacts import Artifacts
-from .environment import Routing, backend_url, default_region, route
+from .environment import EnvironmentOverrides, backend_url, default_region, route
 from .options import ENVIRONMENT, NONE
 from .tables import TableTracker
 
@@ -31,11 +31,11 @@ class LabkitSession:
     every_test: bool
     artifacts_dir: Path | None = None
     artifacts: Artifacts | None = None
-    environment: Routing | None = None  # environment routing, or the session-wide default region
+    environment: EnvironmentOverrides | None = None  # environment routing, or the session-wide default region
     base: Route | None = None  # the route on for the whole session (every test a labkit test)
     tracker: TableTracker | None = None
     controller: bool = False  # the xdist process that only hands out tests: routes nothing
-    test_environment: Routing | None = None  # the default region of the labkit test running now
+    test_environment: EnvironmentOverrides | None = None  # the default region of the labkit test running now
     _url: str | None = None
     _routed: list[Route] = field(default_factory=list)
 
@@ -90,7 +90,7 @@ class LabkitSession:
         if self.mode == ENVIRONMENT:
             self.environment = route(self.backend)
         elif self.lab:
-            self.environment = Routing()
+            self.environment = EnvironmentOverrides()
             default_region(self.environment)
         if self.lab:
             self.base = self.new_route(f"{self.source} makes every test a labkit test")

@@ -75,7 +75,7 @@ def test_no_route__calls_untouched__no_credentials_fail_as_botocore_says(anonymo
     client = anonymous()
     with pytest.raises(NoCredentialsError):
         client.list_tables()
-    assert routing.current() is None
+    assert routing.active_route() is None
     assert reached(client) == endpoint_key("https://dynamodb.eu-west-1.amazonaws.com")
 
 
@@ -122,11 +122,11 @@ def test_push_pop__nested_routes__the_innermost_is_on_and_the_outer_comes_back(c
     outer, inner = routing.Route(str(conn.endpoint_url), "outer"), routing.Route(str(conn.endpoint_url), "inner")
     routing.push(outer)
     routing.push(inner)
-    assert routing.current() is inner
+    assert routing.active_route() is inner
     routing.pop(inner)
-    assert routing.current() is outer
+    assert routing.active_route() is outer
     routing.pop(outer)
-    assert routing.current() is None
+    assert routing.active_route() is None
 
 
 def test_route_on__moto_mock_active__refused_before_sending(

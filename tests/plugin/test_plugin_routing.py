@@ -408,7 +408,7 @@ def test_routing__aws_backend__routes_nothing_and_drops_nothing(inner: pytest.Py
 
         def test_x(request):
             assert 'AWS_ENDPOINT_URL_DYNAMODB' not in os.environ and 'AWS_DEFAULT_REGION' not in os.environ
-            assert labkit.routing.current() is None
+            assert labkit.routing.active_route() is None
             state = request.config.stash[pytest_plugin.STATE]
             assert state.backend == "aws" and state.every_test and state.tracker is None
         """
@@ -516,7 +516,7 @@ def test_ini__labkit_backend__every_test_a_labkit_test(inner: pytest.Pytester) -
         test_x="""
         import labkit.routing
         def test_x():
-            route = labkit.routing.current()
+            route = labkit.routing.active_route()
             assert route is not None and route.url.startswith("http://127.0.0.1:")
             assert route.why == "labkit_backend = embedded (ini option) makes every test a labkit test"
         """
