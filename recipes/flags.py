@@ -6,9 +6,11 @@ on :data:`DEFAULTS`, each the safe side of its flag, and the reason says why. Af
 the reader does not call DynamoDB again for ``retry_after`` seconds (a negative cache: a struggling
 key is not hammered by every request); with ``stale_for`` > 0 it serves the last flags it read
 while they are younger than ``ttl + stale_for`` (last known good), then the defaults. A missing
-item is an answer, not a failure: the defaults, at once. A stored value of the wrong type reads as
-its default. Reads are eventually consistent (half the cost): flags may lag a change by about a
-second on top of the TTL, which a cache tolerates anyway.
+item is an answer, not a failure: the defaults, at once; it clears the last good flags (a deleted
+item is never served stale) and is cached like an item, so while it is missing one GetItem is made
+per ``ttl``, not one per request. A stored value of the wrong type reads as its default. Reads
+are eventually consistent (half the cost): flags may lag a change by about a second on top of the
+TTL, which a cache tolerates anyway.
 """
 
 from __future__ import annotations
@@ -66,12 +68,15 @@ class FlagReader:
         self.client, self.table, self.clock = client, table, clock
         self.ttl, self.retry_after, self.stale_for = ttl, retry_after, stale_for
         self.good: tuple[float, dict[str, bool | int | str]] | None = None  # (read at, flags)
+        self.missing_at: float | None = None  # when GetItem last answered "no item"
         self.failed_at: float | None = None
 
     def read(self) -> Flags:
         now = self.clock()
         if self.good is not None and now - self.good[0] < self.ttl:
             return Flags(self.good[1], "cache")
+        if self.missing_at is not None and now - self.missing_at < self.ttl:
+            return Flags(dict(DEFAULTS), "defaults", f"no settings item (read {now - self.missing_at:.0f} s ago)")
         if self.failed_at is not None and now - self.failed_at < self.retry_after:
             return self.fallback(now, f"a GetItem failed {now - self.failed_at:.1f} s ago; not retried yet")
         try:
@@ -80,9 +85,10 @@ class FlagReader:
             self.failed_at = now
             return self.fallback(now, f"GetItem failed: {exc}")
         self.failed_at = None
-        if item is None:
+        if item is None:  # an answer: forget the last good flags, and remember the answer for ttl
+            self.good, self.missing_at = None, now
             return Flags(dict(DEFAULTS), "defaults", "no settings item")
-        self.good = (now, decode(item))
+        self.good, self.missing_at = (now, decode(item)), None
         return Flags(self.good[1], "item")
 
     def fallback(self, now: float, why: str) -> Flags:
@@ -93,4 +99,4 @@ class FlagReader:
 
     def invalidate(self) -> None:
         """Forget the cached flags (after your own change, to see it at once)."""
-        self.good = None
+        self.good = self.missing_at = None

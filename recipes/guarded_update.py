@@ -12,9 +12,17 @@ never return as if it had worked.
 
 A lost answer (a read timeout, a dropped connection) means "maybe applied": botocore resends the
 same UpdateItem, which then meets *its own* write as a conflict, and a plain loop would apply the
-change a second time. So every write also records its ``op_id`` in the item (the last
-:data:`KEEP_OPS` of them): an attempt that finds its op_id there was applied, and returns. Pick one
-op_id per change (a uuid4), before the first attempt; reuse it only to retry that change.
+change a second time. So every write also records its ``op_id`` in the item: an attempt that finds
+its op_id there was applied, and returns. Pick one op_id per change (a uuid4), before the first
+attempt; reuse it only to retry that change.
+
+The window: the item keeps the op_ids of its last ``KEEP_OPS + 1`` writes, so a change is still
+recognised when up to :data:`KEEP_OPS` (10) other writes landed between its lost answer and the next
+read. When more did (the version moved on by more than ``KEEP_OPS + 1`` since the read the failed
+write was computed from), its op_id may have left the item and nobody can tell whether it was
+applied: :class:`OutcomeUnknown` is raised, nothing more is written, and the caller reads the item
+and decides. Every writer of the item must use this loop (each write adds 1 to ``version`` and its
+op_id to ``recent_ops``).
 """
 
 from __future__ import annotations
@@ -27,11 +35,15 @@ from typing import Any
 from botocore.exceptions import ClientError, ConnectionClosedError, ReadTimeoutError
 
 NOT_APPLIED = {"ConditionalCheckFailedException", "TransactionConflictException"}
-KEEP_OPS = 10  # op_ids remembered in the item: more than the writers that can overtake one change
+KEEP_OPS = 10  # writes that may overtake a lost answer: the item keeps KEEP_OPS + 1 op_ids
 
 
 class RetriesExhausted(Exception):
     """Every attempt met another writer's change; nothing of this change was written."""
+
+
+class OutcomeUnknown(Exception):
+    """More than KEEP_OPS writes overtook a write whose answer was lost: read the item and decide."""
 
 
 def read(client: Any, table: str, key: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -53,17 +65,20 @@ def update(
     base_delay: float = 0.05,
 ) -> dict[str, Any]:
     """Apply ``change`` (the item as read -> the attributes to SET, wire form) once; the item written."""
+    tried_on: int | None = None  # the version a failed write was computed from: it may have landed
     for attempt in range(1, attempts + 1):
         item, done = read(client, table, key)
         if op_id in done:
             return item  # an earlier attempt was applied; its answer was lost
+        check_window(tried_on, item)
         new = change(item)
         names = {f"#a{i}": name for i, name in enumerate(new)}
         values = {f":a{i}": value for i, value in enumerate(new.values())} | {
             ":read": item["version"],
             ":next": {"N": str(int(item["version"]["N"]) + 1)},
-            ":ops": {"L": [{"S": op} for op in [*done, op_id][-KEEP_OPS:]]},
+            ":ops": {"L": [{"S": op} for op in [*done, op_id][-(KEEP_OPS + 1) :]]},
         }
+        tried_on = int(item["version"]["N"])
         sets = "".join(f"#a{i} = :a{i}, " for i in range(len(new)))
         try:
             answer = client.update_item(
@@ -86,4 +101,15 @@ def update(
     item, done = read(client, table, key)  # was the last attempt applied after all?
     if op_id in done:
         return item
+    check_window(tried_on, item)
     raise RetriesExhausted(f"gave up after {attempts} attempt(s): another writer changed the item each time")
+
+
+def check_window(tried_on: int | None, item: Mapping[str, Any]) -> None:
+    """Raise OutcomeUnknown if a write computed from version ``tried_on`` may have landed and left the window."""
+    if tried_on is not None and int(item["version"]["N"]) - tried_on > KEEP_OPS + 1:
+        raise OutcomeUnknown(
+            f"more than {KEEP_OPS} writes changed the item since a write of this change lost its answer: "
+            "its op_id may have left recent_ops, so nobody can tell whether it was applied; nothing more "
+            "was written. Read the item and decide."
+        )

@@ -6,9 +6,12 @@ username) records its ``owner``. Each Put is guarded by ``attribute_not_exists(P
 the one item with exactly that key, and the transaction applies all actions or none. A change and a
 delete are transactions too, guarded by the owner and by the values the account holds.
 
-Values must be normalised before they become keys (trimmed, NFKC, case-folded: ``Ada@Lovelace.io``
-and ``ada@lovelace.io`` are one email, ``ADA`` and ``ada`` one username); the functions here take
-normalised values. Each builds the request; the caller sends it with ``transact_write_items`` and a
+Values are normalised before they become keys (trimmed, NFKC, case-folded: ``Ada@Lovelace.io``
+and ``ada@lovelace.io`` are one email, ``ADA`` and ``ada`` one username), and look-alikes are
+refused (:class:`LookAlike`: control and invisible characters, blank letters, a word mixing Latin
+with Cyrillic or Greek letters) — labkit's policy. The request builders normalise the values they are
+given, so a value as typed makes the same marker. Each builds the request; the caller sends it with
+``transact_write_items`` and a
 ClientRequestToken fixed before the first send, so a resend after a lost answer is the identical
 request (``outbox.py`` keeps it across a restart). A cancelled transaction says which action failed:
 ``cancellation.py``.
@@ -16,13 +19,33 @@ request (``outbox.py`` keeps it across a restart). A cancelled transaction says 
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any
 
+INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn"}  # control, format (zero-width, bidi), surrogate, private, unassigned
+BLANK = {"\u115f", "\u1160", "\u3164", "\uffa0", "\u2800"}  # letters that render as nothing
+SCRIPTS = {"LATIN", "CYRILLIC", "GREEK"}  # they share look-alike letters: one of them per word
+
+
+class LookAlike(ValueError):
+    """A value that could pass for another (an invisible character, mixed scripts): nothing is built."""
+
 
 def normalise(value: str) -> str:
-    """One spelling per value: trimmed, NFKC, case-folded (a policy: see lesson 02 §4)."""
-    return unicodedata.normalize("NFKC", value).strip().casefold()
+    """One spelling per value: trimmed, NFKC, case-folded; look-alikes refused (a policy: lesson 02 §4)."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", value.strip()).casefold()).strip()
+    for text in (value.strip(), folded):
+        for ch in text:
+            if unicodedata.category(ch) in INVISIBLE or ch in BLANK:
+                raise LookAlike(f"{value!r} contains U+{ord(ch):04X}, an invisible or control character")
+        for word in re.findall(r"[^\W\d_]+", text):
+            scripts = {unicodedata.name(ch, "").split(" ")[0] for ch in word} & SCRIPTS
+            if len(scripts) > 1:
+                raise LookAlike(f"{value!r} mixes {' and '.join(sorted(scripts))} letters in {word!r}")
+    if not folded:
+        raise ValueError(f"{value!r} is empty once trimmed: no value to make unique")
+    return folded
 
 
 def marker_put(table: str, namespace: str, field: str, value: str, owner: str) -> dict[str, Any]:
@@ -41,6 +64,7 @@ def marker_delete(table: str, namespace: str, value: str, owner: str) -> dict[st
 
 def register_request(table: str, account_id: str, email: str, username: str, token: str) -> dict[str, Any]:
     """Sign-up: the account and a marker per unique value, all or none (actions 0, 1, 2)."""
+    email, username = normalise(email), normalise(username)  # as typed -> the one spelling; LookAlike
     account = {"PK": {"S": f"ACCT#{account_id}"}, "SK": {"S": "PROFILE"}, "id": {"S": account_id}}
     account |= {"email": {"S": email}, "username": {"S": username}}
     actions = [
@@ -54,11 +78,12 @@ def register_request(table: str, account_id: str, email: str, username: str, tok
 def change_email_request(table: str, account: dict[str, Any], new_email: str, token: str) -> dict[str, Any] | None:
     """Claim the new email, release the old, update the account if it still holds the old one.
 
-    None when there is nothing to change: the new email is the old one. (Sent anyway, its Put and
+    ``new_email`` is normalised first. None when there is nothing to change: the new email is the
+    old one. (Sent anyway, its Put and
     Delete would target one marker item, and DynamoDB refuses the whole transaction with a
     ValidationException: "Transaction request cannot include multiple operations on one item".)
     """
-    owner, old = account["id"]["S"], account["email"]["S"]
+    owner, old, new_email = account["id"]["S"], account["email"]["S"], normalise(new_email)
     if new_email == old:
         return None
     update = {"TableName": table, "Key": {"PK": account["PK"], "SK": account["SK"]}}

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from ..constants import FLAGS_SK_V1, SETTINGS_PK
+from ..errors import RetriesExhausted
 from ..invariants import lost_updates
 from ..operations import Op
 from .outcomes import Broke, Outcome, RecordedCall, Stop, person
@@ -15,7 +16,9 @@ from .verdict import Finding
 NAME = "raise-limit"
 SIGNATURE = "(client, table_name, by: int) -> None"
 SAMPLE = (10,)
-DOCUMENTED: tuple[type[Exception], ...] = ()
+#: Giving up after a bound is allowed (lesson 01 §7's loop does): a call that raises RetriesExhausted wrote
+#: nothing and counts as not done. In the race of two callers one re-read always suffices, so there it fails.
+DOCUMENTED: tuple[type[Exception], ...] = (RetriesExhausted,)
 KEYS = f"the settings item PK={SETTINGS_PK!r}, SK={FLAGS_SK_V1!r}"
 START = 100
 BY = {"A": 10, "B": 5}
@@ -38,16 +41,19 @@ HINTS = (
     "`ConditionExpression='#v = :read'` (with ExpressionAttributeNames {'#v': 'version'}) and "
     "`SET ..., #v = #v + :one` in the same UpdateItem.",
     "When the condition fails (client.exceptions.ConditionalCheckFailedException) someone else "
-    "changed the item first. Don't give up and don't overwrite: go round a loop — GetItem with "
-    "ConsistentRead=True, compute, conditional UpdateItem — until the update succeeds.",
+    "changed the item first. Don't overwrite: go round a loop — GetItem with ConsistentRead=True, "
+    "compute, conditional UpdateItem — a bounded number of times (lesson 01 §7: 5), then raise "
+    "labkit.errors.RetriesExhausted having written nothing.",
     "For a pure addition there is a one-call answer too: "
     "UpdateExpression='ADD rate_limit_per_minute :by'. DynamoDB adds to whatever the value is "
-    "now, so nothing is lost — but it only works for arithmetic.",
+    "now, so nothing is lost — but it only works for arithmetic, and it is not idempotent: a lost "
+    "answer, resent, adds twice (lesson 03 §4).",
 )
 
 ATOMIC_NOTE = (
     "An atomic ADD is a correct answer: DynamoDB applies each addition to the current value, "
-    "so no change is lost and no retry is needed. It only works for arithmetic; for a change "
+    "so no change is lost and no retry is needed. It is not idempotent, though: when its answer is "
+    "lost and botocore resends it, it adds twice (lesson 03 §4). It only works for arithmetic; for a change "
     "computed from what you read (double the limit, switch a flag because of another) use the "
     "version guard — ConditionExpression '#v = :read' and a retry (hint level 3)."
 )
@@ -100,7 +106,10 @@ def explain(broke: Broke) -> Finding:
     ]
     if refused:
         who = person(refused[0])
-        ended = "raised it" if outs[refused[0]].exc is not None else "returned as if it had worked"
+        exc = outs[refused[0]].exc
+        ended = "raised it" if exc is not None else "returned as if it had worked"
+        if isinstance(exc, RetriesExhausted):
+            ended = "gave up (RetriesExhausted), though with two callers one re-read always suffices"
         return Finding(
             "condition-without-retry",
             f"{who}'s change was refused by your condition ({CCF}) and your function {ended}: a "
@@ -168,13 +177,15 @@ def script(trial: Trial) -> None:
     trial.race({n: (by,) for n, by in BY.items()}, SEED, judge, explain)
 
     def storm_judge(outs: dict[str, Outcome], items: list[dict[str, Any]]) -> str | None:
-        if any(o.exc is not None and CCF in str(o.exc) for o in outs.values()):
+        if any(
+            o.exc is not None and not isinstance(o.exc, RetriesExhausted) and CCF in str(o.exc) for o in outs.values()
+        ):
             return f"a call raised {CCF}: a condition with no retry"
         final = (_setting(items) or {}).get("rate_limit_per_minute")
-        done = sum(o.ok for o in outs.values())  # each added 1
+        done = sum(o.ok for o in outs.values())  # each added 1; a call that gave up (RetriesExhausted) added 0
         if isinstance(final, int) and final - START <= done and (lost := lost_updates(done, final, START)):
             return f"{lost} of {done} additions of 1 were lost (the limit ended at {final}, not {START + done})"
-        return _problem(START + len(outs), items)
+        return _problem(START + done, items)
 
     trial.storm(SEED, lambda worker, seq: (1,), storm_judge, threads=4, ops=3)
     if _atomic(alone.calls):

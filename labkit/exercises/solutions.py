@@ -9,18 +9,20 @@ checks these on this machine.
 
 from __future__ import annotations
 
+import random
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
-from labkit.errors import ValueTaken
+from labkit.errors import RetriesExhausted, TransactionConflict, ValueTaken
 from labkit.uniqueness import account_key, marker_key, normalise_email, normalise_username
 
 SETTINGS_KEY = {"PK": {"S": "SETTINGS#APP"}, "SK": {"S": "FLAGS#V1"}}
 
 
 def raise_limit(client: Any, table_name: str, by: int) -> None:
-    while True:  # read, then write only if nobody changed the item since: else read again
+    for attempt in range(1, 6):  # read, then write only if nobody changed the item since; at most 5 times
         item = client.get_item(TableName=table_name, Key=SETTINGS_KEY, ConsistentRead=True)["Item"]
         read_version = item["version"]["N"]
         new_limit = int(item["rate_limit_per_minute"]["N"]) + by
@@ -39,7 +41,8 @@ def raise_limit(client: Any, table_name: str, by: int) -> None:
             )
             return
         except client.exceptions.ConditionalCheckFailedException:
-            continue  # someone else changed it first: their change stays, ours is redone on top
+            time.sleep(random.uniform(0, 0.01 * 2**attempt))  # someone changed it first: back off, read again
+    raise RetriesExhausted("the limit changed before each of 5 attempts; nothing of this change was written", 5)
 
 
 def typed(item: dict[str, str]) -> dict[str, Any]:
@@ -56,27 +59,31 @@ def sign_up(client: Any, table_name: str, email: str, username: str) -> str:
         {**marker_key("HANDLE", username), "owner": account_id, "field": "username", "value": username},
     ]
     new = "attribute_not_exists(PK)"  # each Put fails if that key already exists
-    try:
-        client.transact_write_items(
-            TransactItems=[
-                {"Put": {"TableName": table_name, "Item": typed(item), "ConditionExpression": new}}
-                for item in [account, *markers]
-            ]
-        )
-    except client.exceptions.TransactionCanceledException as exc:
-        reasons = exc.response["CancellationReasons"]  # one per action, in request order
-        taken = {
-            field: value
-            for field, value, reason in zip(["email", "username"], [email, username], reasons[1:], strict=True)
-            if reason.get("Code") == "ConditionalCheckFailed"
-        }
-        raise ValueTaken(taken or {"email": email, "username": username}) from exc
-    return account_id
+    puts = [
+        {"Put": {"TableName": table_name, "Item": typed(item), "ConditionExpression": new}}
+        for item in [account, *markers]
+    ]
+    request = {"TransactItems": puts, "ClientRequestToken": str(uuid.uuid4())}  # a resend is the same request
+    for _ in range(3):
+        try:
+            client.transact_write_items(**request)
+            return account_id
+        except client.exceptions.TransactionCanceledException as exc:
+            reasons = exc.response["CancellationReasons"]  # one per action, in request order
+            if any(reason.get("Code") == "TransactionConflict" for reason in reasons):
+                continue  # another request touched one of these items at that moment; nothing written: resend
+            taken = {
+                field: value
+                for field, value, reason in zip(["email", "username"], [email, username], reasons[1:], strict=True)
+                if reason.get("Code") == "ConditionalCheckFailed"
+            }
+            raise ValueTaken(taken or {"email": email, "username": username}) from exc
+    raise TransactionConflict("3 sends met a conflict; nothing was written", reasons)
 
 
 def change_email(client: Any, table_name: str, account_id: str, new_email: str) -> None:
     new_email = normalise_email(new_email)
-    while True:
+    for _ in range(5):
         account = client.get_item(TableName=table_name, Key=typed(account_key(account_id)), ConsistentRead=True)["Item"]
         old_email = account["email"]["S"]
         if old_email == new_email:
@@ -123,7 +130,8 @@ def change_email(client: Any, table_name: str, account_id: str, new_email: str) 
             reasons = exc.response["CancellationReasons"]
             if reasons[1].get("Code") == "ConditionalCheckFailed":
                 raise ValueTaken({"email": new_email}) from exc
-            # the account changed between our read and our write: read again and retry
+            # the account changed between our read and our write (or a conflict): read again and retry
+    raise RetriesExhausted("the account changed before each of 5 attempts; nothing was written", 5)
 
 
 REFERENCE: dict[str, Callable[..., Any]] = {

@@ -93,7 +93,7 @@ from .answers import (
 from .control import (
     CONTROL_OPERATIONS,
     LabClock,
-    advance_token_clock,
+    advance_clock,
     control,
     describe_expiry,
     endpoint_fault_log,
@@ -154,7 +154,7 @@ __all__ = [
     "UnprocessedItems",
     "WEAK_ANSWERS",
     "WeakAnswerFault",
-    "advance_token_clock",
+    "advance_clock",
     "cancelled",
     "canned_response",
     "conflict_reasons",

@@ -54,12 +54,16 @@ def control(url: str, operation: str, payload: Mapping[str, Any], timeout: float
         raise ValidationError(str(body.get("message") or body)) from None
 
 
-def _endpoint(conn: Connection) -> str:
+def _endpoint(
+    conn: Connection,
+    needs: str = "endpoint faults need",
+    elsewhere: str = "; on DynamoDB Local or AWS use the race lab's per-call faults (run_interleaving(..., "
+    "faults=[...])), which act in the client",
+) -> str:
+    """The embedded endpoint's URL; a ConfigurationError saying what ``needs`` it and what to do ``elsewhere``."""
     if conn.backend != "embedded" or not conn.endpoint_url:
         raise ConfigurationError(
-            f"endpoint faults need labkit's embedded endpoint, and this connection is "
-            f"{conn.backend!r}; on DynamoDB Local or AWS use the race lab's per-call faults "
-            "(run_interleaving(..., faults=[...])), which act in the client"
+            f"{needs} labkit's embedded endpoint, and this connection is {conn.backend!r}{elsewhere}"
         )
     return conn.endpoint_url
 
@@ -124,7 +128,7 @@ def endpoint_fault_log(conn: Connection) -> list[dict[str, Any]]:
     return list(control(_endpoint(conn), Op.GET_FAULTS, {})["Log"])
 
 
-def advance_token_clock(conn: Connection, seconds: float) -> float:
+def advance_clock(conn: Connection, seconds: float) -> float:
     """Move the endpoint's clock forward (e.g. past DynamoDB's 10 minutes for ClientRequestTokens).
 
     The engine's clock dates ClientRequestTokens and is the time its hooks see; returns the
@@ -134,13 +138,12 @@ def advance_token_clock(conn: Connection, seconds: float) -> float:
 
 
 def _ttl_endpoint(conn: Connection) -> str:
-    if conn.backend != "embedded" or not conn.endpoint_url:
-        raise ConfigurationError(
-            f"deleting expired items when the lab says needs labkit's embedded endpoint, and this connection is "
-            f"{conn.backend!r}: on AWS DynamoDB's TTL process deletes them in its own time (typically within a few "
-            "days), and DynamoDB Local does not support TTL"
-        )
-    return conn.endpoint_url
+    return _endpoint(
+        conn,
+        "deleting expired items when the lab says needs",
+        ": on AWS DynamoDB's TTL process deletes them in its own time (typically within a few days), and "
+        "DynamoDB Local does not support TTL",
+    )
 
 
 def expire_items(conn: Connection, table: str | None = None) -> dict[str, Any]:
@@ -163,7 +166,7 @@ def lab_epoch(conn: Connection) -> float:
 
 
 def set_lab_clock(conn: Connection, mode: str) -> str:
-    """Freeze the endpoint's clock (``"frozen"``: only :func:`advance_token_clock` or a :class:`LabClock`
+    """Freeze the endpoint's clock (``"frozen"``: only :func:`advance_clock` or a :class:`LabClock`
     moves it) or let it follow real time again (``"real"``); returns the mode it had."""
     return str(control(_endpoint(conn), Op.SET_CLOCK, {"Mode": mode})["Previous"])
 
@@ -183,7 +186,7 @@ class LabClock:
         """Move the clock forward by ``seconds`` (>= 0); returns ``elapsed``."""
         seconds = check_non_negative("seconds", seconds)
         if seconds:
-            advance_token_clock(self.conn, seconds)
+            advance_clock(self.conn, seconds)
             self.elapsed += seconds
         return self.elapsed
 
@@ -195,7 +198,7 @@ class LabClock:
                 f"the lab clock is at {self.elapsed:g} s and never goes back; {instant:g} s is earlier"
             )
         if instant > self.elapsed:
-            advance_token_clock(self.conn, instant - self.elapsed)
+            advance_clock(self.conn, instant - self.elapsed)
             self.elapsed = instant
         return self.elapsed
 

@@ -37,17 +37,17 @@ Modules, lowest first: ``types`` (actor and op types), ``keys`` (call keys, for 
 ``identity`` (which items a call touches, from the table's key schema), ``history`` (the
 history frame and the checks on it: overwrites, lost updates), ``tasks`` (a run's tasks: actors
 and sub-actors, their states and clocks), ``sessions`` (what a run does with a call: the contract,
-the stress tally), ``choosers`` (who goes next: the ``Chooser`` protocol, the given order),
+the stress tally), ``choosers`` (who goes next in one run: the ``Chooser`` protocol, the given order),
 ``gate`` (the forced run: hold each call until chosen, record it), ``interleave`` (one forced order),
 ``orders`` (counting and enumerating orders; every order), ``stress`` (threads/processes,
 sweeps); then :func:`explore`: ``calls`` (an explored run's calls, conflicts, and the
-``OrderRunner`` protocol), ``runner`` (the one place an explored schedule runs) and
-``strategies`` (the ``Strategy`` protocol: exhaustive, DPOR, PCT) — the last two never import
-each other — ``scenarios`` (the faults explore places at each call point), ``shrink`` (the
-smallest counterexample), ``replay`` (reading replay files), ``exploration`` (the verdict, the
-replay file it writes, the listeners told of it) and ``explore`` (composes the portfolio, builds the
-verdict). The interception point itself is on the floor (:mod:`labkit.intercept`). The race lab
-imports no lesson; lessons import nothing from here.
+``Scheduler`` protocol: who goes next, run after run), ``runner`` (the loop, and the one place an
+explored schedule runs) and ``strategies`` (the schedulers: exhaustive, DPOR, PCT, and the
+portfolio) — the last two never import each other — ``scenarios`` (the faults explore places at
+each call point), ``shrink`` (the smallest counterexample), ``replay`` (reading replay files),
+``exploration`` (the verdict, the replay file it writes, the listeners told of it) and ``explore``
+(gives each scheduler its share, builds the verdict). The interception point and the call record
+are on the floor (:mod:`labkit.intercept`). The race lab imports no lesson; lessons import nothing from here.
 """
 
 from __future__ import annotations

@@ -77,13 +77,12 @@ from ..faults.kinds import EMBEDDED_ONLY
 from ..validation import check_callable, check_choice, check_int, check_positive
 from .calls import BudgetSpent, Call, Coverage, Scheduler, conflicts
 from .exploration import Exploration, add_listener, remove_listener, tell
-from .interleave import Interleaving, check_actors
-from .interleave import Stage as Lab
+from .interleave import Interleaving, Stage, check_actors
 from .orders import SoloCall, check_call_counts, count_orders, solo_calls
 from .runner import Runner, Violation
 from .scenarios import Scenario, Scenarios, check_fault_names, describe, fault_scenarios
 from .shrink import Shrunk, shrink
-from .strategies import AUTO, STRATEGIES, Stage, portfolio
+from .strategies import AUTO, STRATEGIES, Share, portfolio
 from .tasks import sub_actor_of
 
 if TYPE_CHECKING:
@@ -170,7 +169,7 @@ def explore(
     fault_names = check_fault_names(faults, embedded=conn.backend == "embedded")
     need_weak_answers(conn, [f for f in fault_names if f in EMBEDDED_ONLY])
     given = None
-    lab = Lab.of(actors, conn)  # the lab's clients, made once for the solo runs and every explored run
+    lab = Stage.of(actors, conn)  # the lab's clients, made once for the solo runs and every explored run
     scenarios: list[Scenario]
     points: dict[str, list[SoloCall]] = {}
     if cfg.calls is not None:  # checked before anything runs; sub-actors may be counted too
@@ -188,14 +187,14 @@ def explore(
     shape = " + ".join(f"{name}: {n}" for name, n in sorted(calls.items()))
     times = f" x {len(scenarios):,} fault scenarios ({describe(scenarios, fault_names)})" if fault_names else ""
     what = f"{len(actors)} actors with {shape} calls"
-    stages = portfolio(
+    shares = portfolio(
         cfg.strategy, cfg.budget, cfg.exhaustive_limit, cfg.depth, cfg.seed, calls, len(scenarios), what, times
     )
     runner = Runner(actors, conn, setup, invariant, cfg.timeout, cfg.max_calls, names=tasks, points=points, lab=lab)
     if isinstance(scenarios, Scenarios):
         runner.scenarios = scenarios
     try:
-        result = _explore(runner, cfg, stages, calls, total, scenarios, fault_names, shape, actors)
+        result = _explore(runner, cfg, shares, calls, total, scenarios, fault_names, shape, actors)
     finally:
         runner.close()
     tell(result)
@@ -205,7 +204,7 @@ def explore(
 def _explore(
     runner: Runner,
     cfg: ExploreConfig,
-    stages: list[Stage],
+    shares: list[Share],
     calls: dict[str, int],
     total: int,
     scenarios: list[Scenario],
@@ -214,16 +213,16 @@ def _explore(
     actors: Mapping[str, Actor],
 ) -> Exploration:
     base = {"orders": total, "calls": calls, "scenarios": len(scenarios), "actors": tuple(actors)}
-    used = stages[0].scheduler
+    used = shares[0].scheduler
     try:
-        for number, stage in enumerate(stages):
-            used = stage.scheduler
+        for number, share in enumerate(shares):
+            used = share.scheduler
             start = runner.runs
-            end = min(start + stage.budget, cfg.budget)
+            end = min(start + share.budget, cfg.budget)
             try:
                 coverage = _run_stage(runner, used, scenarios, end)
             except BudgetSpent:
-                if number + 1 == len(stages):
+                if number + 1 == len(shares):
                     raise _over_budget(cfg, used, len(actors), shape, total, scenarios, fault_names, runner) from None
                 continue
             if not coverage.complete and runner.runs == start:
@@ -231,11 +230,11 @@ def _explore(
                     f"budget={cfg.budget:,} was used up before {used.name} could run: the strategies "
                     f"before it did not cover every order of {len(actors)} actors with {shape} calls; raise budget"
                 )
-            if coverage.complete or number + 1 == len(stages):
+            if coverage.complete or number + 1 == len(shares):
                 with_faults = f", with {describe(scenarios, fault_names)}" if fault_names else ""
                 guarantee = used.guarantee(runner.runs - start, len(scenarios), with_faults, coverage)
                 if not coverage.complete and start:
-                    spent = " and ".join(s.scheduler.label for s in stages[:number])
+                    spent = " and ".join(s.scheduler.label for s in shares[:number])
                     guarantee += f" (after {start:,} {spent} runs that did not cover every class)"
                 return Exploration(
                     passed=True,

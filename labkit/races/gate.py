@@ -31,7 +31,7 @@ from ..errors import OUTCOME_ERRORS, LabkitError, RaceError
 from ..intercept import Binding, CallRecord
 from .choosers import FREE, Chooser
 from .keys import call_key
-from .sessions import Session
+from .sessions import Recorder
 from .tasks import (
     BLOCKED,
     DONE,
@@ -71,7 +71,7 @@ def is_outcome(exc: BaseException) -> bool:
     return isinstance(exc, (ClientError, *OUTCOME_ERRORS)) or hasattr(exc, "labkit_fault")
 
 
-class GatedRun(Session):
+class GatedRun(Recorder):
     """One forced run: its tasks, whose turn it is, what happened.
 
     Each call waits in :meth:`before` until the chooser picks it; :meth:`after` records it. The

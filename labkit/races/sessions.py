@@ -13,8 +13,9 @@ from ..errors import LabkitError
 from ..intercept import CallRecord
 
 
-class Session:
-    """What one run (an interleaving, or a stress run) does with the calls its probes see.
+class Recorder:
+    """What one run (an interleaving, or a stress run) does with the calls its probes see: the base of
+    the :class:`labkit.intercept.Session` contract's two keepers (the gate, the stress tally).
 
     ``before(actor, call)`` runs as the call is about to be sent (it may block: a turn) and
     ``after(actor, call)`` once its answer (or error) is in; ``call`` is the call's
@@ -40,7 +41,7 @@ class Session:
         """No turns to wait for: the second half goes at once."""
 
 
-class WorkerTally(Session):
+class WorkerTally(Recorder):
     """Counts one worker's calls, failed calls and botocore retries (no gating)."""
 
     def __init__(self) -> None:
@@ -59,6 +60,6 @@ class WorkerTally(Session):
 
 
 __all__ = [
-    "Session",
+    "Recorder",
     "WorkerTally",
 ]

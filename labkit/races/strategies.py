@@ -43,7 +43,30 @@ def _first(waiting: Sequence[str], prefer: Sequence[str] = ()) -> str:
     return min(waiting)
 
 
-class Exhaustive:
+class _Search:
+    """What exhaustive search and DPOR share: each run forces the prefix of choices ``order`` (None: done)."""
+
+    exact = True
+    samples = False
+    seed: int | None = None
+
+    def __init__(self) -> None:
+        self.new_scenario()
+
+    def new_scenario(self) -> None:
+        self.order: list[str] | None = []
+
+    def new_run(self) -> Sequence[str] | None:
+        return self.order
+
+    def coverage(self) -> Coverage:
+        return Coverage(complete=self.order is None)
+
+    def share(self, left: int, scenarios_left: int) -> int:
+        return left
+
+
+class Exhaustive(_Search):
     """Every schedule the actors really have: a depth-first search over the tasks waiting at each turn.
 
     Each run follows a prefix of choices, then takes the first waiting task by name; the next
@@ -53,19 +76,10 @@ class Exhaustive:
 
     name = "exhaustive"
     label = "exhaustive"
-    exact = True
-    samples = False
-    seed: int | None = None
-
-    def __init__(self) -> None:
-        self.new_scenario()
 
     def new_scenario(self) -> None:
+        super().new_scenario()
         self.stack: list[tuple[list[str], int]] = []  # per turn: the waiting tasks (sorted), the one chosen
-        self.order: list[str] | None = []
-
-    def new_run(self) -> Sequence[str] | None:
-        return self.order
 
     def next_task(self, waiting: Sequence[str]) -> str:
         return _first(waiting)
@@ -85,12 +99,6 @@ class Exhaustive:
         names, chosen = stack[-1]
         stack[-1] = (names, chosen + 1)
         self.order = [waiting[i] for waiting, i in stack]
-
-    def coverage(self) -> Coverage:
-        return Coverage(complete=self.order is None)
-
-    def share(self, left: int, scenarios_left: int) -> int:
-        return left
 
     def guarantee(self, runs: int, scenarios: int, with_faults: str, coverage: Coverage) -> str:
         count = f"all {runs // max(scenarios, 1):,} orders explored" if not with_faults else "all orders explored"
@@ -144,7 +152,7 @@ class _Node:
     chosen: str | None
 
 
-class DPOR:
+class DPOR(_Search):
     """Source-DPOR with sleep sets (Abdulla et al. 2014): one real run per explored maximal trace.
 
     Two orders that differ only in the order of non-conflicting calls end in the same state, so
@@ -157,20 +165,11 @@ class DPOR:
 
     name = "dpor"
     label = "DPOR"
-    exact = True
-    samples = False
-    seed: int | None = None
-
-    def __init__(self) -> None:
-        self.new_scenario()
 
     def new_scenario(self) -> None:
+        super().new_scenario()
         self.path: list[_Node] = []
-        self.order: list[str] | None = []
         self.prefer: list[str] = []
-
-    def new_run(self) -> Sequence[str] | None:
-        return self.order
 
     def next_task(self, waiting: Sequence[str]) -> str:
         return _first(waiting, self.prefer)
@@ -201,12 +200,6 @@ class DPOR:
                 self.prefer = [q, *[r for r in sorted(node.next) if r != q and r not in after]]
                 return
         self.order = None
-
-    def coverage(self) -> Coverage:
-        return Coverage(complete=self.order is None)
-
-    def share(self, left: int, scenarios_left: int) -> int:
-        return left
 
     def guarantee(self, runs: int, scenarios: int, with_faults: str, coverage: Coverage) -> str:
         return f"all non-equivalent orders explored (DPOR){with_faults}: {runs:,} runs"
@@ -346,8 +339,8 @@ class PCT:
 
 
 @dataclass(frozen=True)
-class Stage:
-    """One scheduler of a portfolio and the runs it may use."""
+class Share:
+    """One scheduler of a portfolio and its share of the budget (the runs it may use)."""
 
     scheduler: Scheduler
     budget: int
@@ -363,7 +356,7 @@ def portfolio(
     scenarios: int,
     what: str,
     times: str,
-) -> list[Stage]:
+) -> list[Share]:
     """The schedulers to run, in order, each with its share of the budget (``depth`` and ``seed``: PCT's).
 
     One by name, with the whole budget; ``auto``: exhaustive search (half the budget) while the
@@ -383,16 +376,16 @@ def portfolio(
                 f"budget={budget:,}; use strategy='dpor' (explores one order per class of equivalent orders) "
                 f"or 'pct' (samples), or raise budget to {runs:,}"
             )
-        return [Stage(Exhaustive(), budget)]
+        return [Share(Exhaustive(), budget)]
     if strategy == "dpor":
-        return [Stage(DPOR(), budget)]
+        return [Share(DPOR(), budget)]
     if strategy == "pct":
-        return [Stage(pct, budget)]
+        return [Share(pct, budget)]
     half = max(budget // 2, 1)
     if runs <= min(exhaustive_limit, budget):
         # the real schedules may outgrow the dry run's count (retries): then DPOR, then a sample
-        return [Stage(Exhaustive(), half), Stage(DPOR(), max(budget // 4, 1)), Stage(pct, budget)]
-    return [Stage(DPOR(), half), Stage(pct, budget)]
+        return [Share(Exhaustive(), half), Share(DPOR(), max(budget // 4, 1)), Share(pct, budget)]
+    return [Share(DPOR(), half), Share(pct, budget)]
 
 
 __all__ = [
@@ -401,6 +394,6 @@ __all__ = [
     "PCT",
     "STRATEGIES",
     "Exhaustive",
-    "Stage",
+    "Share",
     "portfolio",
 ]

@@ -17,7 +17,7 @@ from ..errors import OUTCOME_ERRORS, LabkitError, RaceError, ValidationError, er
 from ..intercept import Binding, bound, endpoint_key, install
 from ..validation import check_callable, check_int
 from .sessions import WorkerTally
-from .types import Op
+from .types import StressOp
 
 if TYPE_CHECKING:
     from ..backend import Connection
@@ -48,7 +48,7 @@ def _progress_enabled(progress: bool | None, total: int) -> bool:
 
 
 def _worker(
-    op: Op,
+    op: StressOp,
     conn: Connection,
     worker: int,
     ops: int,
@@ -117,7 +117,7 @@ def _process_worker(args: tuple[Any, ...]) -> list[dict[str, Any]]:
 
 
 def stress(
-    op: Op,
+    op: StressOp,
     *,
     conn: Connection,
     threads: int = 16,
@@ -155,7 +155,7 @@ def stress(
     return df.sort_values(["start", "worker", "seq"], kind="stable").reset_index(drop=True)
 
 
-def _stress_threads(op: Op, conn: Connection, threads: int, ops: int, show: bool) -> list[dict[str, Any]]:
+def _stress_threads(op: StressOp, conn: Connection, threads: int, ops: int, show: bool) -> list[dict[str, Any]]:
     from concurrent.futures import ThreadPoolExecutor
 
     from tqdm import tqdm
@@ -195,7 +195,7 @@ def _stress_threads(op: Op, conn: Connection, threads: int, ops: int, show: bool
     return rows
 
 
-def _stress_processes(op: Op, conn: Connection, workers: int, ops: int) -> list[dict[str, Any]]:
+def _stress_processes(op: StressOp, conn: Connection, workers: int, ops: int) -> list[dict[str, Any]]:
     import pickle
 
     main_file = getattr(sys.modules.get("__main__"), "__file__", None)
@@ -222,7 +222,7 @@ def _stress_processes(op: Op, conn: Connection, workers: int, ops: int) -> list[
 
 
 def sweep(
-    op: Op,
+    op: StressOp,
     conn: Connection,
     thread_counts: Sequence[int] = (1, 2, 4, 8, 16),
     *,

@@ -11,7 +11,8 @@ if TYPE_CHECKING:
 
 #: ``fn(client)`` (handed the lab's client) or ``fn()`` (it uses its own clients, resources, models).
 Actor = Callable[..., Any]
-Op = Callable[["DynamoDBClient", int, int], Any]
+#: ``op(client, worker, seq)``: one unit of a stress run's work (not the catalogue's ``Op``: an operation's name).
+StressOp = Callable[["DynamoDBClient", int, int], Any]
 
 
-__all__ = ["Actor", "Op"]
+__all__ = ["Actor", "StressOp"]

@@ -132,7 +132,7 @@ class FlagStore:
         down, a 5xx): then for ``retry_after`` seconds reads do not call DynamoDB, and with
         ``stale_ttl`` > 0 they serve the last good flags (``source="stale"``, its ``age``)
         while those are younger than ``cache_ttl + stale_ttl``. A missing item or table is an
-        answer, not a failed call: always the defaults.
+        answer, not a failed call: always the defaults, and it forgets the last good flags.
         """
         if use_cache:
             cached = self.cache.get()
@@ -159,6 +159,8 @@ class FlagStore:
         except LabkitError as exc:
             code = error_code(exc.__cause__ or exc)
             if code == "ResourceNotFoundException":
+                if use_cache:
+                    self.cache.invalidate()  # an answer: the last good flags are not served stale
                 why = f"table {self.table_name!r} does not exist; using safe defaults"
                 return FlagRead(self.schema.defaults(), "defaults", why, error_code=code)
             why = f"GetItem failed: {exc.__cause__ or exc}"
@@ -168,6 +170,8 @@ class FlagStore:
             return FlagRead(self.schema.defaults(), "defaults", f"{why}; using safe defaults", error_code=code)
         units = out.get("ConsumedCapacity", {}).get("CapacityUnits")
         if "Item" not in out:
+            if use_cache:
+                self.cache.invalidate()  # an answer: a deleted item's flags are never served stale
             return FlagRead(
                 self.schema.defaults(),
                 "defaults",

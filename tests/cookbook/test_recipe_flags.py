@@ -146,3 +146,39 @@ def test_decode__wrong_types__read_as_their_defaults() -> None:
         {"signup_enabled": {"S": "yes"}, "rate_limit_per_minute": {"BOOL": True}, "banner_message": {"S": "hi"}}
     )
     assert flags == {**DEFAULTS, "banner_message": "hi"}
+
+
+def test_read__item_deleted_then_a_call_fails__the_defaults_never_the_deleted_flags(tconn: Connection) -> None:
+    """Good flags at t=0; the item is deleted and read as missing at t=10; the network fails at t=20,
+    within ttl + stale_for of the good read: the defaults, not the flags of the deleted item."""
+    put_flags(tconn, **STORED)
+    now = [0.0]
+    reader = FlagReader(tconn.client, tconn.table_name, ttl=10, stale_for=60, clock=lambda: now[0])
+    assert reader.read().source == "item"
+    tconn.client.delete_item(TableName=tconn.table_name, Key=KEY)
+    now[0] = 10
+    missing = reader.read()
+    assert missing.source == "defaults" and "no settings item" in missing.reason, missing
+    reader.client = unreachable()
+    now[0] = 20
+    after = reader.read()
+    assert after.source == "defaults" and after.values == DEFAULTS, f"the deleted item's flags served: {after}"
+
+
+def test_read__missing_item__cached_as_missing_for_the_ttl(tconn: Connection) -> None:
+    """No item: 1,000 requests 0.1 s apart with a 30 s TTL make 4 GetItems, each answered "defaults";
+    once the item is written, it is read at the next TTL step."""
+    now = [0.0]
+    calls: list[int] = []
+    client = tconn.new_client()
+    client.meta.events.register("before-call.dynamodb.GetItem", lambda **_: calls.append(1))
+    reader = FlagReader(client, tconn.table_name, ttl=30, clock=lambda: now[0])
+    reads = []
+    for request in range(1000):
+        now[0] = request * 0.1
+        reads.append(reader.read())
+    assert len(calls) == 4 and {(r.source, r.values == DEFAULTS) for r in reads} == {("defaults", True)}
+    assert "no settings item" in reads[-1].reason, reads[-1]
+    put_flags(tconn, **STORED)
+    now[0] = 120
+    assert reader.read().source == "item" and len(calls) == 5

@@ -11,8 +11,9 @@ import pytest
 from botocore.exceptions import ClientError, ConnectionClosedError, ReadTimeoutError
 
 from labkit.backend import Connection
+from labkit.faults import inject
 from labkit.races import explore, run_interleaving
-from recipes.guarded_update import RetriesExhausted, update
+from recipes.guarded_update import KEEP_OPS, OutcomeUnknown, RetriesExhausted, update
 from tests.cookbook.conftest import FAULTS, outcome
 
 KEY = {"PK": {"S": "SETTINGS#APP"}, "SK": {"S": "FLAGS#V1"}}
@@ -119,3 +120,43 @@ def test_update__missing_item__lookup_error_names_the_key(tconn: Connection) -> 
     """No item: a LookupError that says to create it, and nothing written."""
     with pytest.raises(LookupError, match="create it first"):
         update(tconn.client, tconn.table_name, KEY, raise_by_10, op_id="x")
+
+
+def lost_answer_then_overtaken(conn: Connection, overtaking: int) -> tuple[Any, dict[str, Any]]:
+    """A raises the limit of 60 by 10; its UpdateItem is applied and its answer lost (botocore's retries
+    off, so ``update`` itself meets the lost answer); before its next read, ``overtaking`` other writes
+    (each a raise by 10 with its own op_id) land. What A's ``update`` returned or raised, and the item."""
+    table = conn.table_name
+    conn.client.put_item(TableName=table, Item={**KEY, "version": {"N": "1"}, "rate_limit_per_minute": {"N": "60"}})
+    a = conn.new_client(retries={"mode": "standard", "total_max_attempts": 1})
+    inject(a, ["2: lose-response"])  # call 1: A's GetItem, call 2: its UpdateItem (applied, answer lost)
+    reads = []
+
+    def others_overtake(**_: Any) -> None:
+        reads.append(1)
+        if len(reads) == 2:  # A's read after the lost answer: the others write first
+            for n in range(overtaking):
+                update(conn.client, table, KEY, raise_by_10, op_id=f"other-{n}", base_delay=0.001)
+
+    a.meta.events.register("before-call.dynamodb.GetItem", others_overtake)
+    result = outcome(lambda: update(a, table, KEY, raise_by_10, op_id="op-A", base_delay=0.001), OutcomeUnknown)
+    return result, conn.client.get_item(TableName=table, Key=KEY, ConsistentRead=True)["Item"]
+
+
+def test_update__lost_answer_then_keep_ops_writes_overtake__still_applied_once(tconn: Connection) -> None:
+    """The window's edge: KEEP_OPS (10) writes land between A's lost answer and its next read; A's op_id is
+    still in the item, so A returns without writing again: 60 + 10 (A) + 100 (the others) = 170."""
+    result, item = lost_answer_then_overtaken(tconn, KEEP_OPS)
+    assert not isinstance(result, Exception), result
+    assert item["rate_limit_per_minute"]["N"] == str(60 + 10 * (1 + KEEP_OPS)), item["rate_limit_per_minute"]
+    assert len(item["recent_ops"]["L"]) == KEEP_OPS + 1 and item["recent_ops"]["L"][0] == {"S": "op-A"}
+
+
+def test_update__lost_answer_then_more_than_keep_ops_writes_overtake__outcome_unknown_not_applied_twice(
+    tconn: Connection,
+) -> None:
+    """Past the window: 11 writes overtake A's lost answer, A's op_id has left the item, and A cannot tell
+    whether its change landed: it raises OutcomeUnknown and writes nothing more (the limit counts A once)."""
+    result, item = lost_answer_then_overtaken(tconn, KEEP_OPS + 1)
+    assert isinstance(result, OutcomeUnknown) and f"more than {KEEP_OPS} writes" in str(result), result
+    assert item["rate_limit_per_minute"]["N"] == str(60 + 10 * (2 + KEEP_OPS)), "A's raise applied twice"

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.exceptions import ClientError
 
 import labkit
@@ -24,6 +25,11 @@ from recipes.uniqueness import register_request
 from tests.cookbook.conftest import FAULTS, Runs
 
 Deliver = Callable[..., str]
+
+
+def parked(client: Any, table: str) -> dict[str, str]:
+    """The dead letters, entry id -> why."""
+    return {entry["SK"]["S"]: entry["parked"]["S"] for entry in pending(client, table, parked=True)}
 
 
 def first_process_and_a_restart(conn: Connection, sdk: Any, deliverer: Deliver) -> Any:
@@ -119,9 +125,10 @@ def test_deliver__email_taken_before_the_first_send__refused_and_forgotten(tconn
     assert deliver_pending(client, table) == {"signup-ada": "refused"} and pending(client, table) == []
 
 
-def test_deliver__lost_answer_then_past_the_token_window__ambiguous_not_refused() -> None:
+def test_deliver__lost_answer_then_past_the_token_window__read_back_as_applied_not_refused() -> None:
     """On an endpoint with a clock the test moves: a lost answer keeps the entry ("retry"); delivered again
-    11 minutes later the resend is a new request, refused by the sign-up's own items: "ambiguous"."""
+    11 minutes later the resend is a new request, refused by the sign-up's own items; the outbox reads
+    them, finds each as its request put it, and reports "applied"."""
     minutes = [0.0]
     with start_endpoint(clock=lambda: 60 * minutes[0]) as endpoint:
         conn = labkit.connect(endpoint_url=endpoint.url, table_name="labkit-outbox-window")
@@ -135,8 +142,8 @@ def test_deliver__lost_answer_then_past_the_token_window__ambiguous_not_refused(
         assert uniq.get_account(conn.client, conn.table_name, "a1") is not None, "applied; its answer was lost"
         minutes[0] = 11
         assert 60 * minutes[0] > TOKEN_WINDOW
-        assert deliver_pending(conn.client, conn.table_name, clock=clock) == {"signup-ada": "ambiguous"}
-        assert pending(conn.client, conn.table_name) == []
+        assert deliver_pending(conn.client, conn.table_name, clock=clock) == {"signup-ada": "applied"}
+        assert pending(conn.client, conn.table_name) == [] and parked(conn.client, conn.table_name) == {}
 
 
 def test_deliver__throttled_or_no_answer__kept_for_the_next_run(tconn: Connection) -> None:
@@ -154,3 +161,74 @@ def test_deliver__throttled_or_no_answer__kept_for_the_next_run(tconn: Connectio
     assert len(pending(tconn.client, table)) == 1, "kept for the next run"
     assert deliver_pending(client_whose_transaction_meets("throttle"), table) == {"e": "applied"}
     assert pending(tconn.client, table) == []
+
+
+class _Body:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def stream(self, **_: Any) -> Any:
+        yield self.data
+
+
+def access_denied(client: Any) -> None:
+    """Every TransactWriteItems of ``client`` is answered as IAM refuses one: HTTP 400 AccessDeniedException."""
+
+    def reply(request: Any, **_: Any) -> AWSResponse:
+        message = "User: arn:aws:iam::123456789012:user/app is not authorized to perform: dynamodb:TransactWriteItems"
+        body = json.dumps({"__type": "com.amazon.coral.service#AccessDeniedException", "Message": message})
+        headers = HTTPHeaders()
+        headers["x-amzn-RequestId"] = "test"
+        return AWSResponse(request.url, 400, headers, _Body(body.encode()))
+
+    client.meta.events.register("before-send.dynamodb.TransactWriteItems", reply)
+
+
+def test_deliver__an_error_the_text_does_not_keep__parked_with_its_reason_never_resent(tconn: Connection) -> None:
+    """Not an answer to wait out: a ValidationException (two actions on one item), an
+    IdempotentParameterMismatchException (a token reused for another request) and an AccessDeniedException
+    are parked — out of pending(), kept with the error as their reason — and not sent again."""
+    client, table = tconn.new_client(), tconn.table_name
+    token = str(uuid.uuid4())
+    same_item = [outbox_put(table, "UNIQ#EMAIL#ada@x.io"), outbox_put(table, "UNIQ#EMAIL#ada@x.io")]
+    enqueue(client, table, "e1-invalid", {"TransactItems": same_item, "ClientRequestToken": str(uuid.uuid4())})
+    enqueue(client, table, "e2-first", register_request(table, "a1", "ada@x.io", "ada", token))
+    enqueue(client, table, "e3-same-token", register_request(table, "b1", "bob@x.io", "bob", token))
+    assert deliver_pending(client, table) == {"e1-invalid": "parked", "e2-first": "applied", "e3-same-token": "parked"}
+    denied = tconn.new_client()
+    access_denied(denied)
+    enqueue(client, table, "e4-denied", register_request(table, "c1", "cy@x.io", "cy", str(uuid.uuid4())))
+    assert deliver_pending(denied, table) == {"e4-denied": "parked"}
+    assert pending(client, table) == [] and deliver_pending(client, table) == {}, "a parked entry is not resent"
+    reasons = parked(client, table)
+    assert sorted(reasons) == ["e1-invalid", "e3-same-token", "e4-denied"], reasons
+    assert reasons["e1-invalid"].startswith("ValidationException: Transaction request cannot include multiple")
+    assert reasons["e3-same-token"].startswith("IdempotentParameterMismatchException"), reasons["e3-same-token"]
+    assert reasons["e4-denied"].startswith("AccessDeniedException: User: arn:aws:iam"), reasons["e4-denied"]
+
+
+def outbox_put(table: str, pk: str) -> dict[str, Any]:
+    return {"Put": {"TableName": table, "Item": {"PK": {"S": pk}, "SK": {"S": "LOCK"}}}}
+
+
+def test_deliver__refused_past_the_token_window_by_someone_else__read_then_parked_ambiguous() -> None:
+    """Past the window, a refusal is read before it is reported: here another account holds the email and
+    ada's account item does not exist, so the entry is "ambiguous", parked with the reason."""
+    minutes = [0.0]
+    with start_endpoint(clock=lambda: 60 * minutes[0]) as endpoint:
+        conn = labkit.connect(endpoint_url=endpoint.url, table_name="labkit-outbox-window-2")
+        ensure_table(conn)
+        clock = lambda: 60 * minutes[0]  # noqa: E731 - the outbox's clock, the endpoint's clock
+        enqueue(
+            conn.client,
+            conn.table_name,
+            "signup-ada",
+            register_request(conn.table_name, "a1", "ada@x.io", "ada", str(uuid.uuid4())),
+            clock=clock,
+        )
+        uniq.register(conn.client, conn.table_name, email="ada@x.io", username="someone-else")
+        minutes[0] = 11
+        assert deliver_pending(conn.client, conn.table_name, clock=clock) == {"signup-ada": "ambiguous"}
+        reason = parked(conn.client, conn.table_name)["signup-ada"]
+        assert reason.startswith("refused after the token window, and its items are not all as it put"), reason
+        assert pending(conn.client, conn.table_name) == []

@@ -12,12 +12,14 @@ from botocore.exceptions import ClientError
 
 from labkit import uniqueness as uniq
 from labkit.backend import Connection
+from labkit.errors import LookAlikeValue
 from labkit.lab import recording
 from labkit.races import explore
 from labkit.table import reset_table
 from recipes.cancellation import SIGN_UP_FIELDS, ValueTaken, raise_taken, reason_codes
 from recipes.conflicts import ConflictRetriesExhausted, is_conflict, retry_conflicts
 from recipes.uniqueness import (
+    LookAlike,
     change_email_request,
     delete_request,
     marker_delete,
@@ -194,3 +196,62 @@ def test_normalise__the_policy_labkit_applies__on_plain_values() -> None:
     """The recipe's normalise() gives labkit's spelling for values labkit accepts."""
     for raw in (" Ada@Lovelace.io", "ＡＤＡ@lovelace.io", "ZOË@École.fr", "ada\u00a0"):
         assert normalise(raw) == (uniq.normalise_email(raw) if "@" in raw else uniq.normalise_username(raw))
+
+
+def test_register_request__values_as_typed__normalised_into_one_marker(tconn: Connection) -> None:
+    """Point 8: `Ada@X.io`/`ADA` and `ada@x.io`/`ada` are one email and one username: the second sign-up,
+    built from the values as typed, meets the first one's markers (slots 1 and 2 refused)."""
+    client, table = tconn.client, tconn.table_name
+    first = register_request(table, "a1", " Ada@X.io", "ADA", str(uuid.uuid4()))
+    client.transact_write_items(**first)
+    with pytest.raises(ClientError) as refused:
+        client.transact_write_items(**register_request(table, "b1", "ada@x.io", "ada", str(uuid.uuid4())))
+    assert reason_codes(refused.value) == ["None", "ConditionalCheckFailed", "ConditionalCheckFailed"]
+    assert sorted(uniq.table_items(client, table)["PK"]) == ["ACCT#a1", "UNIQ#EMAIL#ada@x.io", "UNIQ#HANDLE#ada"]
+    account = read_account(client, table, "a1")
+    assert account is not None and (account["email"], account["username"]) == ({"S": "ada@x.io"}, {"S": "ada"})
+
+
+def test_change_email_request__new_email_as_typed__normalised(tconn: Connection) -> None:
+    """The new email is normalised: the old one typed differently is nothing to change; a new one becomes
+    the marker of its normalised spelling."""
+    client, table = tconn.client, tconn.table_name
+    client.transact_write_items(**register_request(table, "a1", "ada@x.io", "ada", str(uuid.uuid4())))
+    account = read_account(client, table, "a1") or {}
+    assert change_email_request(table, account, " ADA@X.io ", "t") is None
+    change = change_email_request(table, account, "Ada@Babbage.IO", str(uuid.uuid4()))
+    assert change is not None
+    client.transact_write_items(**change)
+    assert sorted(uniq.table_items(client, table)["PK"]) == ["ACCT#a1", "UNIQ#EMAIL#ada@babbage.io", "UNIQ#HANDLE#ada"]
+
+
+LOOK_ALIKES = {
+    "zero-width space": "ada\u200b@x.io",
+    "NUL": "ada\x00",
+    "byte order mark": "\ufeffada",
+    "soft hyphen": "a\u00adda",
+    "right-to-left override": "ada\u202e",
+    "Hangul filler": "ada\u3164",
+    "Braille blank": "\u2800ada",
+    "Cyrillic a among Latin": "p\u0430ypal@x.io",
+    "Greek omicron among Latin": "g\u03bfogle",
+}
+
+
+@pytest.mark.parametrize("raw", LOOK_ALIKES.values(), ids=LOOK_ALIKES.keys())
+def test_normalise__look_alike__refused_as_labkit_refuses_it(raw: str) -> None:
+    """The recipe refuses what labkit's normalise refuses (LookAlikeValue): invisible and control
+    characters, blank letters, a word mixing Latin with Cyrillic or Greek; the request is never built."""
+    with pytest.raises(LookAlikeValue):
+        uniq.normalise(raw)
+    with pytest.raises(LookAlike):
+        normalise(raw)
+    with pytest.raises(LookAlike):
+        register_request("t", "a1", raw if "@" in raw else "ada@x.io", "ada" if "@" in raw else raw, "token")
+
+
+def test_normalise__empty_after_trimming__refused() -> None:
+    """An empty value (or only blanks) is no value: refused before it becomes a key, as labkit does."""
+    for raw in ("", "   ", "\u00a0"):
+        with pytest.raises(ValueError, match="empty"):
+            normalise(raw)

@@ -16,7 +16,7 @@ from labkit.backend import Connection
 from labkit.embedded import DYNAMODB_LOCAL, LABKIT, PROFILES, build_engine, shared_endpoint, start_endpoint
 from labkit.endpoint import DynamoEngine, EmbeddedEndpoint, Rejection, RequestInfo
 from labkit.errors import ConfigurationError, ValidationError
-from labkit.faults import CONTROL_OPERATIONS, FaultInjector, FaultRules, advance_token_clock, set_endpoint_faults
+from labkit.faults import CONTROL_OPERATIONS, FaultInjector, FaultRules, advance_clock, set_endpoint_faults
 from labkit.throughput import PartitionThrottle, set_partition_scale
 from tests.endpoint.conftest import FakeClock, make_table, post, raw_client
 
@@ -214,9 +214,9 @@ def test_advance_clock__not_a_number_of_seconds_ge_0__validation_error(seconds: 
     assert engine.now() == 100.0
 
 
-def test_advance_token_clock__past_ten_minutes__token_forgotten(labkit_ep: EmbeddedEndpoint) -> None:
+def test_advance_clock__past_ten_minutes__token_forgotten(labkit_ep: EmbeddedEndpoint) -> None:
     """DynamoDB: a ClientRequestToken is valid for 10 minutes after the first request that uses it.
-    After advance_token_clock(conn, 601) the same token with another request is a new request."""
+    After advance_clock(conn, 601) the same token with another request is a new request."""
     client = raw_client(labkit_ep.url)
     table = make_table(client)
     conn = Connection("embedded", labkit_ep.url, C.LOCAL_REGION, table)
@@ -232,7 +232,7 @@ def test_advance_token_clock__past_ten_minutes__token_forgotten(labkit_ep: Embed
     with pytest.raises(ClientError) as caught:
         put("second")
     assert caught.value.response["Error"]["Code"] == "IdempotentParameterMismatchException"
-    total = advance_token_clock(conn, C.CLIENT_REQUEST_TOKEN_TTL_SECONDS + 1)
+    total = advance_clock(conn, C.CLIENT_REQUEST_TOKEN_TTL_SECONDS + 1)
     assert total >= C.CLIENT_REQUEST_TOKEN_TTL_SECONDS + 1
     put("second")
     got = client.get_item(TableName=table, Key={"PK": {"S": "T"}, "SK": {"S": "X"}})["Item"]

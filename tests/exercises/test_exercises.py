@@ -12,15 +12,18 @@ The wrong solutions are in tests/exercises/wrong_answers.py, written the way lea
 from __future__ import annotations
 
 import threading
+import uuid
 from typing import Any
 
 import pytest
 
 import labkit.exercises as ex
 from labkit.backend import Connection
-from labkit.errors import ValidationError
-from labkit.exercises.solutions import REFERENCE
+from labkit.errors import RetriesExhausted, ValidationError
+from labkit.exercises.solutions import REFERENCE, SETTINGS_KEY
 from labkit.exercises.trial import SPIN_CALLS
+from labkit.singleton import FlagStore
+from recipes import guarded_update
 from tests.exercises.wrong_answers import (
     CATALOGUE,
     always_taken,
@@ -298,3 +301,47 @@ def _typed(value: Any) -> dict[str, Any]:
     from boto3.dynamodb.types import TypeSerializer
 
     return dict(TypeSerializer().serialize(value))
+
+
+# ---------------------------------------------------------------- issue 40: the exercises agree with the lessons
+
+
+def lesson_01_store_loop(client, table_name: str, by: int) -> None:
+    """Lesson 01 §7's bounded loop as the lesson shows it: store.update (read, version guard, jittered
+    retries, at most 5 writes, then RetriesExhausted)."""
+    store = FlagStore(client, table_name)
+    store.update(lambda flags: {"rate_limit_per_minute": flags["rate_limit_per_minute"] + by})
+
+
+def lesson_01_recipe_loop(client, table_name: str, by: int) -> None:
+    """The same loop in plain boto3 (lesson 01 Optional G, recipes/guarded_update.py), giving up as the
+    exercise asks: labkit's RetriesExhausted."""
+
+    def add(item: dict[str, Any]) -> dict[str, Any]:
+        return {"rate_limit_per_minute": {"N": str(int(item["rate_limit_per_minute"]["N"]) + by)}}
+
+    try:
+        guarded_update.update(client, table_name, SETTINGS_KEY, add, op_id=str(uuid.uuid4()), base_delay=0.001)
+    except guarded_update.RetriesExhausted as exc:
+        raise RetriesExhausted(str(exc), 5) from exc
+
+
+@pytest.mark.parametrize("solution", [lesson_01_store_loop, lesson_01_recipe_loop], ids=["store", "recipe"])
+def test_check__lesson_01_bounded_loop__passes_raise_limit(conn: Connection, solution) -> None:
+    """Issue 40, point 1: the loop lesson 01 §7 teaches (bounded, ends in RetriesExhausted) passes exercise 1."""
+    verdict = ex.check("raise-limit", solution, conn=conn)
+    assert verdict.passed, verdict
+
+
+def test_check__bounded_loop_giving_up_in_the_race__condition_without_retry(conn: Connection) -> None:
+    """A bound of one attempt gives up in A B A B, where one re-read always suffices: condition-without-retry,
+    and the verdict says it gave up."""
+
+    def one_attempt(client, table_name: str, by: int) -> None:
+        FlagStore(client, table_name, max_attempts=1).update(
+            lambda flags: {"rate_limit_per_minute": flags["rate_limit_per_minute"] + by}
+        )
+
+    verdict = ex.check("raise-limit", one_attempt, conn=conn)
+    assert not verdict.passed and verdict.findings[0].kind == "condition-without-retry", verdict
+    assert "gave up (RetriesExhausted)" in verdict.findings[0].message, verdict.findings[0].message

@@ -286,6 +286,54 @@ def ce_no_normalisation(client, table_name, account_id, new_email):
         raise ValueTaken({"email": new_email}) from exc
 
 
+def ce_taken_when_the_account_changed(client, table_name, account_id, new_email):
+    """Every guard right, but any cancellation reads as "taken": when another tab changed the account
+    first (the `email = :old` condition failed), it tells the user a free email is taken (issue 40)."""
+    new_email = normalise_email(new_email)
+    old = _get(client, table_name, account_id)["email"]["S"]
+    if old == new_email:
+        return
+    try:
+        client.transact_write_items(
+            TransactItems=[
+                {
+                    "Update": {
+                        "TableName": table_name,
+                        "Key": T(account_key(account_id)),
+                        "UpdateExpression": "SET email = :e",
+                        "ConditionExpression": "email = :old",
+                        "ExpressionAttributeValues": {":e": {"S": new_email}, ":old": {"S": old}},
+                    }
+                },
+                {
+                    "Put": {
+                        "TableName": table_name,
+                        "Item": T(
+                            {
+                                **marker_key("EMAIL", new_email),
+                                "owner": account_id,
+                                "field": "email",
+                                "value": new_email,
+                            }
+                        ),
+                        "ConditionExpression": "attribute_not_exists(PK)",
+                    }
+                },
+                {
+                    "Delete": {
+                        "TableName": table_name,
+                        "Key": T(marker_key("EMAIL", old)),
+                        "ConditionExpression": "#o = :me",
+                        "ExpressionAttributeNames": {"#o": "owner"},
+                        "ExpressionAttributeValues": {":me": {"S": account_id}},
+                    }
+                },
+            ]
+        )
+    except client.exceptions.TransactionCanceledException as exc:
+        raise ValueTaken({"email": new_email}) from exc
+
+
 def ce_check_then_write_gsi(client, table_name, account_id, new_email):
     new_email = normalise_email(new_email)
     if client.query(
@@ -482,6 +530,12 @@ CATALOGUE = [
     ("change-email", ce_separate_calls, "separate-calls", "markers written in separate calls"),
     ("change-email", ce_no_normalisation, "missing-normalisation", "a missing normalisation"),
     ("change-email", ce_check_then_write_gsi, "check-then-write-gsi", "check-then-write through the GSI"),
+    (
+        "change-email",
+        ce_taken_when_the_account_changed,
+        "condition-without-retry",
+        "when the account changed since your read (the `email = :old` condition failed, slot 0), read it again",
+    ),
     (
         "change-email",
         ce_txn_guards_only_the_new_marker,

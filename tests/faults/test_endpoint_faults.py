@@ -25,7 +25,7 @@ from labkit.faults import (
     FaultRule,
     FaultRules,
     LabClock,
-    advance_token_clock,
+    advance_clock,
     control,
     endpoint_fault_log,
     endpoint_faults,
@@ -124,15 +124,15 @@ def test_endpoint_rule__probability_with_seed__same_storm_every_time(no_faults: 
     assert 0 < sum(first) < 20
 
 
-def test_advance_token_clock__resend_after_window__applied_again_is_refused(no_faults: Connection) -> None:
+def test_advance_clock__resend_after_window__applied_again_is_refused(no_faults: Connection) -> None:
     """Within 10 minutes a resend is a no-op; after them the same request is new, and the
     registration's guards refuse it: StaleAccount 'already exists'."""
     table = no_faults.table_name
     reg = U.prepare_registration(email="ada@lovelace.io", username="ada")
     U.submit(no_faults.client, table, reg)
-    advance_token_clock(no_faults, 599)
+    advance_clock(no_faults, 599)
     U.submit(no_faults.client, table, reg)  # still remembered
-    advance_token_clock(no_faults, 2)
+    advance_clock(no_faults, 2)
     with pytest.raises(StaleAccount, match="already exists"):
         U.submit(no_faults.client, table, reg)
 

@@ -221,11 +221,30 @@ def test_task__names_every_rule_the_checker_enforces_by_its_verdict_name(source:
     [
         ("02_unique_sign_up", ["`'not-an-email'` raises `ValidationError`", "`'  Ada@Example.COM '`", "`'ADA'`"]),
         ("03_change_email", ["`'not-an-email'` raises `ValidationError`", "`'  ADA@New.Example.com '`"]),
-        ("01_raise_limit", ["`by` may be negative", "it raises nothing"]),
+        ("01_raise_limit", ["`by` may be negative"]),
+        # issue 40: what the checker accepts when a bounded retry gives up, and what to do on a conflict
+        # or on a changed account, so a learner who follows the lessons knows before the verdict
+        (
+            "01_raise_limit",
+            [
+                "raise `labkit.errors.RetriesExhausted(message, attempts)` having written nothing",
+                "counts such a call as not done",
+                "giving up there fails (`condition-without-retry`)",
+            ],
+        ),
+        (
+            "02_unique_sign_up",
+            ["raise `labkit.errors.TransactionConflict(message, reasons)`", "never `ValueTaken` for it"],
+        ),
+        (
+            "03_change_email",
+            ["read the account again and retry", "raise `labkit.errors.RetriesExhausted(message, attempts)`"],
+        ),
     ],
 )
 def test_task__bad_input_the_checker_tries__spelled_out(stem: str, rules: list[str]) -> None:
     """The inputs the checker tries (a malformed email must raise ValidationError; a spaced, upper-case
-    copy of a taken value is taken) are in the bullets, word for word."""
+    copy of a taken value is taken), and what it accepts when a call gives up, are in the bullets, word
+    for word."""
     task = _task(ROOT / "lessons" / "exercises" / f"{stem}.md")
     assert [r for r in rules if r not in task] == []

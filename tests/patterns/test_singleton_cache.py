@@ -141,6 +141,20 @@ def test_read__item_missing__defaults_not_stale(tconn: Connection) -> None:
     assert "no item at PK=SETTINGS#APP SK=FLAGS#V1" in res.reason
 
 
+def test_read__item_deleted_then_a_call_fails__defaults_never_the_deleted_flags(tconn: Connection) -> None:
+    """Read as missing after a good read, then the network fails within cache_ttl + stale_ttl of the good
+    read: the defaults — the missing answer forgot the last good flags (issue 40, point 5)."""
+    clock = Clock()
+    store = stale_store(tconn, clock, stale_ttl=60)
+    tconn.client.delete_item(TableName=tconn.table_name, Key=store.key)
+    clock.now += 31
+    assert store.read().source == "defaults"
+    store.client = dead_client(tconn)
+    clock.now += 2  # past retry_after: this read calls, and the call fails
+    res = store.read()
+    assert (res.source, dict(res.flags)) == ("defaults", SAFE), res
+
+
 def test_read__throttled__not_called_again_during_retry_after(tconn: Connection) -> None:
     """After a throttled GetItem, reads within retry_after serve stale flags without a call."""
     clock = Clock()

@@ -21,31 +21,13 @@ from botocore.exceptions import ClientError
 from labkit.backend import Connection
 from labkit.errors import RaceError
 from labkit.races import Exploration, Interleaving, explore, run_interleaving
+from tests.races.bank import Accounts, account
 
 Actor = Callable[[], Any]
 
 
-def account(name: str) -> dict[str, Any]:
-    return {"PK": {"S": f"ACCT#{name}"}, "SK": {"S": "BALANCE"}}
-
-
-class Wallets:
+class Wallets(Accounts):
     """Two wallets, x and y, 100 each; an async service moves money between them."""
-
-    def __init__(self, conn: Connection) -> None:
-        self.conn = conn
-        self.table = conn.table_name
-        self.client: Any = conn.new_client(retries={"total_max_attempts": 1, "mode": "standard"})
-
-    def setup(self) -> None:
-        for name in "xy":
-            self.conn.client.put_item(
-                TableName=self.table, Item={**account(name), "bal": {"N": "100"}, "v": {"N": "0"}}
-            )
-
-    def read(self, name: str) -> tuple[int, int]:
-        item = self.client.get_item(TableName=self.table, Key=account(name), ConsistentRead=True)["Item"]
-        return int(item["bal"]["N"]), int(item["v"]["N"])
 
     async def both(self, src: str, dst: str) -> tuple[tuple[int, int], tuple[int, int]]:
         """Both balances at once, each read on asyncio's default executor."""

@@ -27,7 +27,7 @@ import labkit
 from labkit.backend import Connection
 from labkit.embedded import DYNAMODB_LOCAL, start_endpoint
 from labkit.errors import ConfigurationError
-from labkit.faults.control import advance_token_clock, lab_epoch
+from labkit.faults.control import advance_clock, lab_epoch
 from labkit.races import Interleaving, explore, run_interleaving
 
 TTL = "expires"
@@ -68,7 +68,7 @@ def hold_expired_an_hour_ago(lab: Connection) -> None:
         TableName=lab.table_name,
         Item={**HOLD, "owner": {"S": "bob"}, TTL: number(lab_epoch(lab) + HOLD_SECONDS)},
     )
-    advance_token_clock(lab, HOUR)
+    advance_clock(lab, HOUR)
 
 
 def claim_trusting_ttl(table: str, user: str, now: Clock) -> Callable[[Any], str]:
@@ -163,7 +163,7 @@ def session_expired_an_hour_ago(lab: Connection) -> None:
         TableName=lab.table_name,
         Item={**SESSION, "user": {"S": "carol"}, TTL: number(lab_epoch(lab) + SESSION_SECONDS)},
     )
-    advance_token_clock(lab, SESSION_SECONDS + HOUR)
+    advance_clock(lab, SESSION_SECONDS + HOUR)
 
 
 def end_session(table: str, now: Clock, *, guarded: bool) -> Callable[[Any], str]:

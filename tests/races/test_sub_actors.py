@@ -25,6 +25,7 @@ from botocore.exceptions import ClientError
 from labkit.backend import Connection
 from labkit.errors import RaceError
 from labkit.races import Exploration, Interleaving, explore, run_interleaving
+from tests.races.bank import Accounts, account
 
 #: A run here ends at its error after a call or two; this bound is only the stall guard (a hang), so its size is free.
 GUARD_SECONDS = 60.0
@@ -32,27 +33,8 @@ GUARD_SECONDS = 60.0
 Actor = Callable[[], Any]
 
 
-def account(name: str) -> dict[str, Any]:
-    return {"PK": {"S": f"ACCT#{name}"}, "SK": {"S": "BALANCE"}}
-
-
-class Bank:
+class Bank(Accounts):
     """Two accounts, x and y, 100 each; transfers between them, fanned out in a pool."""
-
-    def __init__(self, conn: Connection) -> None:
-        self.conn = conn
-        self.table = conn.table_name
-        self.client: Any = conn.new_client(retries={"total_max_attempts": 1, "mode": "standard"})
-
-    def setup(self) -> None:
-        for name in "xy":
-            self.conn.client.put_item(
-                TableName=self.table, Item={**account(name), "bal": {"N": "100"}, "v": {"N": "0"}}
-            )
-
-    def read(self, name: str) -> tuple[int, int]:
-        item = self.client.get_item(TableName=self.table, Key=account(name), ConsistentRead=True)["Item"]
-        return int(item["bal"]["N"]), int(item["v"]["N"])
 
     def both(self, src: str, dst: str) -> tuple[tuple[int, int], tuple[int, int]]:
         """Both balances, read at once in a pool (as services fan reads out)."""
