@@ -10,19 +10,26 @@ the next. Two references, both measured now:
   README's 150 s target was set. A rough proxy: the floor is one thread's round trip, the loop keeps
   two cores busy.
 
+* ``--loaded``: the same command idle, then beside four busy-loop processes per core (``sh -c 'while :;
+  do :; done'``, started here and killed by PID however the run ends): issue 42's loaded machine, both
+  times side by side with their ratio.
+
     python benchmarks/bench_loop.py                      # python3 bootstrap.py test, in this checkout
     python benchmarks/bench_loop.py --against 826e9e7    # and first in a checkout of that commit
+    python benchmarks/bench_loop.py --loaded             # idle, then beside 4 busy loops per core
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from bench_endpoint import _Canned, latencies
@@ -33,6 +40,29 @@ from labkit.embedded import start_endpoint
 #: The no-work floor (median ms) measured on the day the README's test-time target was set.
 REFERENCE_FLOOR_MS = 0.79
 CALLS = 1000
+#: Busy loops per core for --loaded: about load 9 on 2 cores, the machine of issue 42.
+BUSY_PER_CORE = 4
+BUSY_LOOP = ["sh", "-c", "while :; do :; done"]
+
+
+def cores() -> int:
+    """The cores this process may run on (``taskset`` narrows them), else the machine's."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@contextlib.contextmanager
+def busy_loops(count: int) -> Iterator[list[int]]:
+    """``count`` busy-loop processes for the duration; each is killed by its PID and reaped, whatever happens."""
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        for _ in range(count):
+            procs.append(subprocess.Popen(BUSY_LOOP, stdin=subprocess.DEVNULL))
+        yield [proc.pid for proc in procs]
+    finally:
+        for proc in procs:
+            os.kill(proc.pid, 9)  # SIGKILL by PID: only the processes started here
+        for proc in procs:
+            proc.wait()
 
 
 def floor_ms() -> float:
@@ -52,11 +82,33 @@ def loop_seconds(checkout: Path, slow: bool, env: dict[str, str] | None = None) 
     return float(found.group(1)), line.strip("= ")
 
 
+def loaded(slow: bool) -> None:
+    """The command idle, then beside BUSY_PER_CORE busy loops per core; both times and their ratio, one run."""
+    idle, idle_summary = loop_seconds(ROOT, slow)
+    count = BUSY_PER_CORE * cores()
+    with busy_loops(count):
+        busy, busy_summary = loop_seconds(ROOT, slow)
+        load = os.getloadavg()[0]
+    print(f"idle: {idle_summary}")
+    print(f"beside {count} busy loops ({BUSY_PER_CORE} per core, load {load:.1f} at the end): {busy_summary}")
+    print(f"idle {idle:.0f} s | loaded {busy:.0f} s | loaded / idle: {busy / idle:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--slow", action="store_true", help="time `bootstrap.py test --slow` instead")
     parser.add_argument("--against", metavar="REV", help="first time the command in a checkout of REV")
+    parser.add_argument(
+        "--loaded",
+        action="store_true",
+        help=f"time the command idle, then beside {BUSY_PER_CORE} busy-loop processes per core; print both",
+    )
     args = parser.parse_args()
+    if args.loaded and args.against:
+        parser.error("--loaded and --against are two separate runs; give one")
+    if args.loaded:
+        loaded(args.slow)
+        return
     with tempfile.TemporaryDirectory(prefix="labkit-bench-loop-") as tmp:
         reference = None
         if args.against:

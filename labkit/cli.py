@@ -9,7 +9,6 @@ import argparse
 import os
 import signal
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from importlib.metadata import version
@@ -35,6 +34,11 @@ def aws_cli_line(url: str) -> str:
     )
 
 
+def _interrupt(*_: object) -> None:
+    """SIGTERM stops ``labkit serve`` as Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
 def _serve(args: argparse.Namespace) -> int:
     from .embedded import LABKIT, start_endpoint
 
@@ -53,13 +57,11 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"  try it: {aws_cli_line(endpoint.url)}")
     print(f"  notebooks/kernels: export {ENV_EMBEDDED_URL}={endpoint.url}")
     print("  Ctrl-C to stop", flush=True)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
-        while not stop.wait(0.5):
-            if not endpoint.running:
-                print("labkit: error: the endpoint stopped unexpectedly", file=sys.stderr)
-                return EXIT_ERROR
+        endpoint.wait()  # until Ctrl-C or SIGTERM interrupts it, or the endpoint's thread ends by itself
+        print("labkit: error: the endpoint stopped unexpectedly", file=sys.stderr)
+        return EXIT_ERROR
     except KeyboardInterrupt:
         pass
     finally:

@@ -227,14 +227,21 @@ def run_lab(
         print(f"labkit: note: could not mark the notebooks trusted ({exc})", flush=True)
     env = dict(env)
     env.setdefault("JUPYTER_TOKEN", secrets.token_hex(24))
-    stop = threading.Event()
+    stop, wake = threading.Event(), threading.Event()  # stop: a signal came; wake: a signal came or JupyterLab exited
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
+        wake.set()
 
     handled = [s for s in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s is not None]
     previous = {s: signal.signal(s, on_signal) for s in handled}
     proc = subprocess.Popen(command, env=env, start_new_session=True)
+
+    def on_exit() -> None:
+        proc.wait()
+        wake.set()
+
+    threading.Thread(target=on_exit, name="labkit-lab-exit", daemon=True).start()
     try:
         ready = _wait_ready(proc, env, stop, READY_TIMEOUT)
         if ready is None:
@@ -258,8 +265,7 @@ def run_lab(
                 import webbrowser
 
                 webbrowser.open(url)
-            while proc.poll() is None and not stop.wait(0.5):
-                pass
+            wake.wait()
         return 0 if stop.is_set() else int(proc.returncode or 0)
     finally:
         _stop(proc)

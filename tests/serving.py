@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
@@ -45,12 +46,14 @@ def labkit_serve(*options: str, env: Mapping[str, str] | None = None) -> Iterato
     )
     assert proc.stdout is not None
     banner: list[str] = []
-    try:
+    try:  # blocking reads: the banner is the readiness signal, and a serve that dies ends the read with ''
         while not banner or "Ctrl-C to stop" not in banner[-1]:  # the banner's last line
             line = proc.stdout.readline()
             assert line, f"labkit serve exited before its banner ended: {''.join(banner)}"
             banner.append(line.rstrip("\n"))
+        # what it writes later (uvicorn's warnings) is read away, so a full pipe never blocks the server
+        threading.Thread(target=proc.stdout.read, name="labkit-serve-drain", daemon=True).start()
         yield Served(proc, port, banner)
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=60)  # SIGTERM ends serve at once (an event, decision 155); 60 s guards a hang only

@@ -290,3 +290,28 @@ def test_doctor__stale_lab_record__is_ignored_and_removed(
     out = capsys.readouterr().out
     assert "lab " not in out and "endpoint  http://127.0.0.1:1\n" not in out
     assert not record.exists()
+
+
+def test_serve__endpoint_stops_by_itself__exit_2_saying_so(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """serve blocks on the endpoint's end (an event, not a poll): an endpoint whose thread ends without Ctrl-C
+    or SIGTERM makes serve exit 2 with one line saying so."""
+    import signal
+
+    import labkit.embedded
+
+    real = labkit.embedded.start_endpoint
+
+    def ends_at_once(*args: Any, **kwargs: Any) -> Any:
+        endpoint = real(*args, **kwargs)
+        endpoint._server.should_exit = True  # uvicorn leaves its loop: the serving thread ends by itself
+        return endpoint
+
+    monkeypatch.setattr(labkit.embedded, "start_endpoint", ends_at_once)
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        assert main(["serve", "--port", str(free_port())]) == 2
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert "the endpoint stopped unexpectedly" in capsys.readouterr().err

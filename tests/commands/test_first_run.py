@@ -18,6 +18,7 @@ import asyncio
 import json
 import os
 import re
+import select
 import shlex
 import signal
 import socket
@@ -41,6 +42,13 @@ import bootstrap
 ROOT = Path(__file__).resolve().parents[2]
 URL_LINE = re.compile(r"^\s+(http://127\.0\.0\.1:(\d+)/\S*\?token=(\w+))\s*$")
 READY_TIMEOUT = 240.0  # a cold start on a busy 2-core machine; normally 5-15 s
+# Ctrl-C to exit: JupyterLab shuts its kernels down first, normally in 1-3 s; these guard against a hang only.
+STOP_TIMEOUT = 120.0
+GONE_TIMEOUT = 120.0
+# One HTTP answer, or one kernel's whole exchange (start, import boto3, two calls): seconds when idle, under a
+# minute at load 10; past these the server or kernel is hung, which is what they guard against.
+HTTP_TIMEOUT = 120.0
+KERNEL_TIMEOUT = 300.0
 
 KERNEL_CODE = """
 import json, os, labkit
@@ -101,6 +109,31 @@ def _running(pid: int) -> bool:
     return state != "Z"
 
 
+def _wait_gone(pids: set[int], timeout: float) -> None:
+    """Block until every process in ``pids`` has exited: a pidfd (Linux 5.3+) becomes readable at its exit, so this
+    wakes at the events, not by polling; ``timeout`` is the last guard (the assertions that follow name the rest).
+    A process's listening sockets close when it exits, so its ports are checked after this, once."""
+    waiting = select.poll()
+    fds: dict[int, int] = {}
+    try:
+        for pid in pids:
+            try:
+                fd = os.pidfd_open(pid)
+            except ProcessLookupError:
+                continue  # already gone (and reaped)
+            fds[fd] = pid
+            waiting.register(fd, select.POLLIN)
+        deadline = time.monotonic() + timeout
+        while fds and (left := deadline - time.monotonic()) > 0:
+            for fd, _ in waiting.poll(left * 1000):
+                waiting.unregister(fd)
+                os.close(fd)
+                del fds[fd]
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 def _env(tmp: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LABKIT_", "JUPYTER"))}
     env.update(
@@ -136,7 +169,7 @@ class Lab:
 
     def get(self, path: str) -> Any:
         request = urllib.request.Request(self.base + path, headers={"Authorization": f"token {self.token}"})
-        with urllib.request.urlopen(request, timeout=30) as response:
+        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as response:
             return json.loads(response.read())
 
     def post(self, path: str, body: dict[str, Any]) -> Any:
@@ -146,7 +179,7 @@ class Lab:
             method="POST",
             headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
         )
-        with urllib.request.urlopen(request, timeout=60) as response:
+        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as response:
             return json.loads(response.read())
 
 
@@ -177,9 +210,7 @@ def _start(command: list[str], env: dict[str, str]) -> Lab:
         found.set()  # the process ended
 
     threading.Thread(target=read, daemon=True).start()
-    deadline = time.monotonic() + READY_TIMEOUT
-    while not found.wait(0.5) and time.monotonic() < deadline:
-        pass
+    found.wait(READY_TIMEOUT)  # set at the closing line or at the process's end; the timeout guards a hang only
     return lab
 
 
@@ -188,10 +219,10 @@ def _stop(lab: Lab) -> None:
     if lab.proc.poll() is None:
         os.killpg(lab.proc.pid, signal.SIGINT)
         try:
-            lab.proc.wait(60)
+            lab.proc.wait(STOP_TIMEOUT)
         except subprocess.TimeoutExpired:
             os.killpg(lab.proc.pid, signal.SIGKILL)
-            lab.proc.wait(10)
+            lab.proc.wait(STOP_TIMEOUT)  # SIGKILL cannot be refused: this returns at once
 
 
 @pytest.fixture
@@ -207,7 +238,7 @@ def lab_runner(tmp_path: Path) -> Iterator[list[Lab]]:
                 os.kill(pid, signal.SIGKILL)
 
 
-async def _execute(lab: Lab, kernel_id: str, code: str, timeout: float = 120.0) -> str:
+async def _execute(lab: Lab, kernel_id: str, code: str, timeout: float = KERNEL_TIMEOUT) -> str:
     """Run ``code`` in a kernel over the server's websocket, as the browser does; return its stdout."""
     from tornado.httpclient import HTTPRequest
     from tornado.websocket import websocket_connect
@@ -215,7 +246,12 @@ async def _execute(lab: Lab, kernel_id: str, code: str, timeout: float = 120.0) 
     request = HTTPRequest(
         f"ws://127.0.0.1:{lab.port}/api/kernels/{kernel_id}/channels", headers={"Authorization": f"token {lab.token}"}
     )
-    ws = await asyncio.wait_for(websocket_connect(request), timeout)
+    async with asyncio.timeout(timeout):  # one bound on the whole exchange, against a hung kernel only
+        return await _execute_request(await websocket_connect(request), code)
+
+
+async def _execute_request(ws: Any, code: str) -> str:
+    """Send an execute_request on ``ws``; read messages (each read blocks until one comes) until the kernel is idle."""
     msg_id = uuid.uuid4().hex
     ws.write_message(
         json.dumps(
@@ -244,10 +280,9 @@ async def _execute(lab: Lab, kernel_id: str, code: str, timeout: float = 120.0) 
         )
     )
     out: list[str] = []
-    deadline = time.monotonic() + timeout
     try:
         while True:
-            raw = await asyncio.wait_for(ws.read_message(), max(0.1, deadline - time.monotonic()))
+            raw = await ws.read_message()
             assert raw is not None, "the kernel's websocket closed"
             msg = json.loads(raw)
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
@@ -273,9 +308,7 @@ def _kernel_round_trip(lab: Lab) -> dict[str, Any]:
 def _assert_all_stopped(lab: Lab, processes: set[int], ports: list[int]) -> None:
     """After Ctrl-C: the command exited, no process it started runs, no port it opened listens."""
     _stop(lab)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and (any(map(_running, processes)) or any(map(_listening, ports))):
-        time.sleep(0.2)
+    _wait_gone(processes, GONE_TIMEOUT)
     assert [pid for pid in processes if _running(pid)] == []
     assert [port for port in ports if _listening(port)] == []
     runtime = Path(lab.env["JUPYTER_RUNTIME_DIR"])  # a clean shutdown removes the server's and kernels' files

@@ -78,7 +78,7 @@ def serve_with_faults(path: Path) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=60)  # SIGTERM ends serve at once (decision 155); 60 s guards a hang only
 
 
 def plain_table(url: str, table: str, attempts: int | None = None) -> Any:

@@ -30,6 +30,9 @@ from labkit.faults import (
 from labkit.races import run_interleaving
 from tests.faults.conftest import CONFLICT, client, get, injected, item, signup
 
+#: A run here ends at its error after a call or two; this bound is only the stall guard (a hang), so its size is free.
+GUARD_SECONDS = 60.0
+
 # ---------------------------------------------------------------- DynamoDB's shapes
 
 
@@ -336,7 +339,7 @@ def test_hold__aborted_run__releases_the_hold(no_faults: Connection) -> None:
             "A B A",
             conn=no_faults,
             faults=["A1: hold"],
-            timeout=5,
+            timeout=GUARD_SECONDS,
         )
     assert control(str(no_faults.endpoint_url), "GetFaults", {})["Held"] == []
     signup(table, "ada@lovelace.io", "ada")(no_faults.client)  # not blocked

@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ import pytest
 import yaml
 
 from tests.helpers import load_tool
+from tests.serving import labkit_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "ci.yml"
@@ -38,35 +37,11 @@ STEP = "notebooks against DynamoDB Local"
 SKIPPED: dict[str, tuple[str, ...]] = {lesson.name: lesson.local_skips for lesson in load_tool("lessons").lessons()}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
-def like_dynamodb_local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`labkit serve --profile dynamodb-local` in its own process; its URL."""
-    port = _free_port()
-    log = tmp_path_factory.mktemp("serve") / "serve.log"
-    with log.open("w") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "labkit", "serve", "--profile", "dynamodb-local", "--port", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=_clean_env(),
-        )
-    try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while "listening" not in log.read_text():
-            assert server.poll() is None, f"labkit serve exited: {log.read_text()}"
-            assert time.monotonic() < deadline, f"labkit serve did not start: {log.read_text()}"
-            time.sleep(0.2)
-        yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+def like_dynamodb_local() -> Iterator[str]:
+    """`labkit serve --profile dynamodb-local`, yielded once its banner is printed (it listens by then)."""
+    with labkit_serve("--profile", "dynamodb-local", env=_clean_env()) as served:
+        yield served.url
 
 
 def _clean_env() -> dict[str, str]:
@@ -98,8 +73,9 @@ def test_workflow_notebook_step__against_labkit_serve_dynamodb_local__every_less
         "LABKIT_LOCAL_URL": like_dynamodb_local,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
+    # About two minutes idle, a few times that on a loaded machine; 30 minutes only stops a hung notebook.
     done = subprocess.run(
-        ["bash", "-e", "-c", script], cwd=tmp_path, env=run_env, capture_output=True, text=True, timeout=900
+        ["bash", "-e", "-c", script], cwd=tmp_path, env=run_env, capture_output=True, text=True, timeout=1800
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
     assert re.search(r"\b\d+ passed\b", done.stdout) and " failed" not in done.stdout, done.stdout[-3000:]

@@ -26,6 +26,9 @@ from tests.races.conftest import (
     safe_increment,
 )
 
+#: A run here ends at its error after a call or two; this bound is only the stall guard (a hang), so its size is free.
+GUARD_SECONDS = 60.0
+
 
 def test_run_interleaving__abab_read_modify_write__both_read_zero_and_one_update_is_lost(
     tconn: Connection,
@@ -127,7 +130,7 @@ def test_run_interleaving__actor_returns_before_its_turns__raises_race_error(
 
     expected = r"actor 'B' returned after 0 turn\(s\) but the order gives it 2"
     with pytest.raises(RaceError, match=expected):
-        run_interleaving({"A": actor, "B": lazy}, "ABAB", conn=tconn, timeout=5)
+        run_interleaving({"A": actor, "B": lazy}, "ABAB", conn=tconn, timeout=GUARD_SECONDS)
 
 
 def test_run_interleaving__actor_raises__raises_race_error_naming_actor_with_cause(
@@ -142,7 +145,7 @@ def test_run_interleaving__actor_raises__raises_race_error_naming_actor_with_cau
         raise ValueError("oops")
 
     with pytest.raises(RaceError, match="actor 'B' raised ValueError: oops") as info:
-        run_interleaving({"A": actor, "B": broken}, "ABAB", conn=tconn, timeout=5)
+        run_interleaving({"A": actor, "B": broken}, "ABAB", conn=tconn, timeout=GUARD_SECONDS)
     assert isinstance(info.value.__cause__, ValueError)
 
 
@@ -160,10 +163,10 @@ def test_run_interleaving__abort__stops_actors_that_swallow_exceptions(tconn: Co
         raise RuntimeError("boom")
 
     with pytest.raises(RaceError, match="actor 'A' raised RuntimeError"):
-        run_interleaving({"A": broken, "B": stubborn}, "ABB", conn=tconn, timeout=5)
+        run_interleaving({"A": broken, "B": stubborn}, "ABB", conn=tconn, timeout=GUARD_SECONDS)
     actors = [t for t in threading.enumerate() if t.name.startswith("labkit-actor-")]
     for t in actors:
-        t.join(5)  # they leave by themselves; never wait forever
+        t.join(GUARD_SECONDS)  # they leave by themselves (an injected exception); never wait forever
     assert [t.name for t in actors if t.is_alive()] == []
 
 
@@ -230,11 +233,11 @@ def test_run_interleaving__actor_calls_after_the_run_aborted__calls_raise_instea
         raise RuntimeError("boom")
 
     with pytest.raises(RaceError, match="actor 'A' raised RuntimeError"):
-        run_interleaving({"A": broken, "B": late_stubborn}, "ABB", conn=tconn, timeout=5)
+        run_interleaving({"A": broken, "B": late_stubborn}, "ABB", conn=tconn, timeout=GUARD_SECONDS)
     late.set()
     actors = [t for t in threading.enumerate() if t.name == "labkit-actor-B"]
     for t in actors:
-        t.join(5)
+        t.join(GUARD_SECONDS)  # returns when the thread ends
     assert calls == []
     assert [t.name for t in actors if t.is_alive()] == []
 
@@ -302,7 +305,7 @@ def test_run_interleaving__other_after_call_handler_raises__turn_still_passes_on
         item = client.get_item(TableName=table, Key=KEY, ConsistentRead=True)["Item"]
         return int(item["n"]["N"])
 
-    res = run_interleaving({"A": lossy, "B": reader}, "AB", conn=tconn, timeout=5)
+    res = run_interleaving({"A": lossy, "B": reader}, "AB", conn=tconn, timeout=GUARD_SECONDS)
     assert res.results == {"A": "response lost", "B": 7}
     assert list(res.history["outcome"]) == ["ok", "ok"]
 

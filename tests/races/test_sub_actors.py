@@ -27,6 +27,9 @@ from labkit.errors import RaceError
 from labkit.races import Exploration, Interleaving, explore, run_interleaving
 from tests.races.bank import Accounts, account
 
+#: A run here ends at its error after a call or two; this bound is only the stall guard (a hang), so its size is free.
+GUARD_SECONDS = 60.0
+
 Actor = Callable[[], Any]
 
 
@@ -182,7 +185,7 @@ def test_sub_actor__outlives_its_actor__race_error_names_it(tconn: Connection) -
             pool.submit(task)
 
         with pytest.raises(RaceError, match=r"actor 'A' returned while pool task 'A.1' it started was still running"):
-            run_interleaving({"A": fire_and_forget}, "A.1", conn=tconn, timeout=5)
+            run_interleaving({"A": fire_and_forget}, "A.1", conn=tconn, timeout=GUARD_SECONDS)
     finally:
         later.set()
         pool.shutdown()
@@ -197,7 +200,7 @@ def test_sub_actor__order_names_a_thread_never_started__race_error(tconn: Connec
         client.get_item(TableName=table, Key=account("x"))
 
     with pytest.raises(RaceError, match=r"the order gives 'A.1' a turn, but no such thread was started"):
-        run_interleaving({"A": plain}, "A A.1", conn=tconn, timeout=5)
+        run_interleaving({"A": plain}, "A A.1", conn=tconn, timeout=GUARD_SECONDS)
 
 
 # ---------------------------------------------------------------- the acceptance check, under load

@@ -15,7 +15,6 @@ import asyncio
 import socket
 import sys
 import threading
-import time
 import traceback
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any, Protocol
@@ -166,6 +165,29 @@ def bind_loopback(host: str, port: int) -> socket.socket:
     return sock
 
 
+#: The last guard against a uvicorn that never finishes starting: on an already-listening loopback socket its
+#: startup takes milliseconds, so even a machine at load 10 is far from a minute. start() returns at the event.
+START_TIMEOUT_SECONDS = 60.0
+
+
+def _announcing_server(config: Any) -> Any:
+    """A uvicorn server whose ``startup_over`` event is set when its startup ends, started or failed."""
+    import uvicorn
+
+    class AnnouncingServer(uvicorn.Server):
+        def __init__(self, config: uvicorn.Config) -> None:
+            super().__init__(config)
+            self.startup_over = threading.Event()
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            try:
+                await super().startup(sockets=sockets)
+            finally:
+                self.startup_over.set()
+
+    return AnnouncingServer(config)
+
+
 class EmbeddedEndpoint:
     """A DynamoDB-compatible HTTP endpoint serving ``engine`` from a background thread.
 
@@ -199,6 +221,7 @@ class EmbeddedEndpoint:
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
         self._given = sock
+        self._ended: threading.Event | None = None
         self.host = host
         self.port = 0
 
@@ -218,7 +241,8 @@ class EmbeddedEndpoint:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def start(self, timeout: float = 10.0) -> EmbeddedEndpoint:
+    def start(self, timeout: float = START_TIMEOUT_SECONDS) -> EmbeddedEndpoint:
+        """Serve from a background thread; return once uvicorn's startup is over (an event, not a poll)."""
         import uvicorn
 
         given, self._given = self._given, None
@@ -234,23 +258,38 @@ class EmbeddedEndpoint:
             timeout_keep_alive=max(1, round(self.keep_alive)),
             **({"http": protocol} if (protocol := _protocol(self.body_timeout)) is not None else {}),
         )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [sock]}, name="labkit-endpoint", daemon=True
-        )
+        server = self._server = _announcing_server(config)
+        ended = self._ended = threading.Event()
+
+        def serve() -> None:
+            try:
+                server.run(sockets=[sock])
+            except SystemExit:
+                pass  # uvicorn's way of saying its startup failed: start() reports it as BackendUnavailable
+            finally:
+                server.startup_over.set()  # a run that failed before its startup ended wakes start() too
+                ended.set()
+
+        self._thread = threading.Thread(target=serve, name="labkit-endpoint", daemon=True)
         self._thread.start()
-        deadline = time.monotonic() + timeout
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise BackendUnavailable(f"the embedded endpoint did not start on {self.url}")
-            time.sleep(0.005)
+        if not server.startup_over.wait(timeout) or not server.started:
+            url = self.url
+            self.stop()  # the socket and the engine are released; the thread, if hung, is a daemon
+            raise BackendUnavailable(f"the embedded endpoint did not start on {url}")
         return self
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the serving thread ends (:meth:`stop`, or a crash); True once it has ended."""
+        ended = self._ended
+        return ended is None or ended.wait(timeout)
 
     def stop(self) -> None:
         """Stop serving and close the socket (idempotent)."""
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
+            # uvicorn waits for open connections to finish; a client that hangs mid-request holds it until the
+            # body timeout. Past this bound, stop() goes on (the thread is a daemon): no wait on the machine's speed.
             self._thread.join(timeout=5)
         if self._socket is not None:
             self._socket.close()

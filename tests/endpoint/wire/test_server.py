@@ -149,3 +149,29 @@ def test_socket__another_process_with_a_plain_boto3_client__lists_tables(
     )
     out = subprocess.run([sys.executable, "-c", code, endpoint.url], capture_output=True, text=True, timeout=60)
     assert lab.table_name in out.stdout.split(), out.stderr
+
+
+def test_lifecycle__started_then_stopped__wait_blocks_while_serving_and_returns_once_stopped() -> None:
+    """wait() is the event a caller blocks on (``labkit serve``'s main thread): not over while the endpoint
+    serves, over once stop() ended its thread."""
+    ep = start_endpoint()
+    try:
+        assert ep.running and ep.wait(0) is False
+    finally:
+        ep.stop()
+    assert ep.wait(0) is True
+
+
+def test_lifecycle__startup_fails__backend_unavailable_without_waiting_out_the_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A startup that fails (uvicorn exits its thread with SystemExit, as it does when it cannot serve) ends
+    start()'s wait at once: the startup's end is an event, so a generous timeout costs nothing."""
+    import uvicorn
+
+    async def fails(self: Any, sockets: Any = None) -> None:
+        raise SystemExit(3)
+
+    monkeypatch.setattr(uvicorn.Server, "startup", fails)
+    with pytest.raises(labkit.BackendUnavailable, match="did not start"):
+        start_endpoint()
