@@ -8,14 +8,14 @@ never guessed. A call is *applied* when its outcome is ``ok``; calls are ordered
 A call is named as faults are: ``A2`` is actor A's second call.
 
 ``lost-update``
-    Actor X read an item (a GetItem, BatchGetItem or TransactGetItems that named it, and did not
-    find it missing), another actor Y then applied a write to it, and X then applied a write to
+    Actor X read an item (a GetItem, BatchGetItem or TransactGetItems that named it), another
+    actor Y then applied a write to it, and X then applied a write to
     it — a PutItem (or a transaction's or batch's Put) of the item, or an update that SETs to a
     value (``SET a = :v``) or REMOVEs an attribute Y's write set, added to, or removed (a Put or a
     Delete sets every attribute) — with no read of the item by X between Y's write and its own. X's
     write was applied, so whatever condition it carried did not fail: a version guard would have.
     An update computed by DynamoDB from the stored value (``ADD``, ``SET n = n + :d``) loses
-    nothing, and is not one.
+    nothing, and is not one; a Put after a read that found nothing is a check-then-write duplicate.
 ``check-then-write-duplicate``
     Actor X read and found nothing — a GetItem that found no item for a key, or a Query or Scan
     that found no item whose attribute equals a value (``email = :e`` in its key condition, on an
@@ -315,14 +315,12 @@ def _lost_updates(calls: Sequence[_Call]) -> Iterator[Anomaly]:
             if mine.kind == "Delete" or not mine.blind:
                 continue
             item = mine.item
-            reads = [
-                c
-                for c in calls[: x.at]
-                if c.actor == x.actor and c.found is not False and any(_same(a.item, item) for a in c.reads())
-            ]
+            reads = [c for c in calls[: x.at] if c.actor == x.actor and any(_same(a.item, item) for a in c.reads())]
             if not reads:
                 continue
             read = reads[-1]
+            if read.found is False and mine.kind == "Put":
+                continue  # a create after a read that found nothing: check-then-write's
             for w in calls[read.at + 1 : x.at]:
                 if w.actor == x.actor or not w.ok:
                     continue
