@@ -19,6 +19,7 @@ from labkit import constants as C
 from labkit.backend import Connection
 from labkit.errors import ValidationError, ValueTaken
 from labkit.races import ANOMALIES, Interleaving, explore, run_interleaving
+from labkit.races.anomalies import find
 from labkit.singleton import FlagStore, unsafe_set_flags
 from labkit.table import reset_table
 from labkit.uniqueness import register, register_check_then_write
@@ -355,3 +356,116 @@ def test_client_error_in_the_actor__its_batch_not_named(tconn: Connection) -> No
 
     result = an_import(tconn, import_then_fail)
     assert result.passed and result.anomalies == (), result.summary()
+
+
+# ---------------------------------------------------------------- the definitions, on hand-made histories
+
+
+def schema(region: str | None, table: str) -> tuple[str, str]:
+    return ("PK", "SK")
+
+
+def row(actor: str, seq: int, turn: int, operation: str, params: dict[str, Any], **answer: Any) -> dict[str, Any]:
+    """A history row as the gate records it (``outcome`` ok unless given)."""
+    base = {"actor": actor, "seq": seq, "turn": turn, "operation": operation, "params": params, "region": None}
+    return base | {"outcome": "ok", "found": None, "more": False, "left": 0, "injected": None, "retries": 0} | answer
+
+
+K = {"PK": {"S": "ACCT#1"}, "SK": {"S": "PROFILE"}}
+
+
+def update(expression: str, values: dict[str, Any], **more: Any) -> dict[str, Any]:
+    return {"TableName": "t", "Key": K, "UpdateExpression": expression, "ExpressionAttributeValues": values, **more}
+
+
+def test_find__updates_of_different_attributes__no_lost_update() -> None:
+    """A reads, B sets email, A sets name: nothing B set is overwritten; setting what B set is a lost update."""
+    read = row("A", 0, 0, "GetItem", {"TableName": "t", "Key": K}, found=True)
+    other = row("B", 0, 1, "UpdateItem", update("SET email = :e", {":e": {"S": "x"}}))
+    mine = row(
+        "A", 1, 2, "UpdateItem", update("SET #n = :n", {":n": {"S": "y"}}, ExpressionAttributeNames={"#n": "name"})
+    )
+    assert find([read, other, mine], schema) == []
+    same = row(
+        "A", 1, 2, "UpdateItem", update("SET #e = :e", {":e": {"S": "y"}}, ExpressionAttributeNames={"#e": "email"})
+    )
+    (found,) = find([read, other, same], schema)
+    assert found.kind == "lost-update" and found.calls == ("A1", "B1", "A2") and "sets email" in found.message
+
+
+def test_find__refused_write_or_computed_update__no_lost_update() -> None:
+    """A's write refused by its condition, or computed by DynamoDB (SET n = n + :d): nothing lost."""
+    read = row("A", 0, 0, "GetItem", {"TableName": "t", "Key": K}, found=True)
+    other = row("B", 0, 1, "PutItem", {"TableName": "t", "Item": {**K, "n": {"N": "1"}}})
+    refused = row("A", 1, 2, "PutItem", {"TableName": "t", "Item": K}, outcome="ConditionalCheckFailedException")
+    computed = row("A", 1, 2, "UpdateItem", update("SET n = n + :d", {":d": {"N": "1"}}))
+    assert find([read, other, refused], schema) == [] and find([read, other, computed], schema) == []
+
+
+def test_find__lost_add_resent_by_botocore__applied_twice__a_set_add_is_not() -> None:
+    """ADD of a number resent (retries=1, ok) after a lost answer: applied twice; ADD to a string set: idempotent."""
+    counted = row(
+        "A", 0, 0, "UpdateItem", update("ADD n :one", {":one": {"N": "1"}}), injected="lose-response", retries=1
+    )
+    tagged = row(
+        "A", 0, 0, "UpdateItem", update("ADD tags :t", {":t": {"SS": ["x"]}}), injected="lose-response", retries=1
+    )
+    assert [a.kind for a in find([counted], schema)] == ["applied-twice"]
+    assert find([tagged], schema) == []
+
+
+def test_find__transaction_resent_with_its_token__not_applied_twice() -> None:
+    """The caller's resend of a transaction with the same ClientRequestToken is answered, not applied again."""
+    action = {"Update": update("ADD n :one", {":one": {"N": "1"}})}
+    first = row(
+        "A",
+        0,
+        0,
+        "TransactWriteItems",
+        {"TransactItems": [action], "ClientRequestToken": "t1"},
+        outcome="ReadTimeoutError",
+        injected="lose-response",
+    )
+    again = row("A", 1, 1, "TransactWriteItems", {"TransactItems": [action], "ClientRequestToken": "t1"})
+    new = row("A", 1, 1, "TransactWriteItems", {"TransactItems": [action], "ClientRequestToken": "t2"})
+    assert find([first, again], schema) == []
+    assert [a.calls for a in find([first, new], schema)] == [("A1", "A2")]
+
+
+def test_find__unprocessed_keys_asked_again__not_dropped() -> None:
+    """A BatchGetItem whose UnprocessedKeys are asked for again drops nothing; never asked again, dropped."""
+    keys = {"t": {"Keys": [K, {"PK": {"S": "ACCT#2"}, "SK": {"S": "PROFILE"}}]}}
+    first = row("A", 0, 0, "BatchGetItem", {"RequestItems": keys}, left=1)
+    again = row("A", 1, 1, "BatchGetItem", {"RequestItems": {"t": {"Keys": [K]}}})
+    assert find([first, again], schema) == []
+    assert [a.kind for a in find([first], schema)] == ["dropped-batch-items"]
+    assert find([first], schema, failed={"A"}) == []
+
+
+def test_find__check_then_write_on_an_index_value__named_with_the_value() -> None:
+    """A's index Query finds no email, B puts an account with it, A puts another: a duplicate of the value."""
+    query = {
+        "TableName": "t",
+        "IndexName": "email-index",
+        "KeyConditionExpression": "email = :e",
+        "ExpressionAttributeValues": {":e": {"S": "ada@x.io"}},
+        "Select": "COUNT",
+    }
+    read = row("A", 0, 0, "Query", query, found=False)
+    theirs = row(
+        "B",
+        1,
+        1,
+        "PutItem",
+        {"TableName": "t", "Item": {"PK": {"S": "ACCT#b"}, "SK": {"S": "P"}, "email": {"S": "ada@x.io"}}},
+    )
+    mine = row(
+        "A",
+        1,
+        2,
+        "PutItem",
+        {"TableName": "t", "Item": {"PK": {"S": "ACCT#a"}, "SK": {"S": "P"}, "email": {"S": "ada@x.io"}}},
+    )
+    (found,) = find([read, theirs, mine], schema)
+    assert found.kind == "check-then-write-duplicate" and found.about == "email = ada@x.io"
+    assert found.calls == ("A1", "B2", "A2")
