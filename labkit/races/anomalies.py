@@ -5,7 +5,8 @@ what was asked, what came back — ``outcome``, ``found``, ``more``, ``left``, `
 ``retries``) and names every anomaly below it shows, each with the calls that show it, in turn
 order. Items are named by their table's key schema (:func:`~labkit.races.identity.item_access`),
 never guessed. A call is *applied* when its outcome is ``ok``; calls are ordered by their turns.
-A call is named as faults are: ``A2`` is actor A's second call.
+A call is named as faults are (:func:`~labkit.faults.kinds.call_point`): ``A2`` is actor A's second
+call, ``A.1#2`` the second call of the first thread A started.
 
 ``lost-update``
     Actor X read an item (a GetItem, BatchGetItem or TransactGetItems that named it), another
@@ -56,6 +57,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ValidationError
+from ..faults.kinds import call_point
 from .identity import Access, KeyNames, canonical, item_access
 
 LOST_UPDATE = "lost-update"
@@ -278,7 +280,7 @@ def _calls(records: Sequence[Mapping[str, Any]], schema_of: RegionSchemaOf) -> l
         actions = tuple(_actions(operation, params, of))
         out.append(
             _Call(
-                name=f"{r.get('actor')}{int(r.get('seq') or 0) + 1}",
+                name=call_point(str(r.get("actor")), int(r.get("seq") or 0) + 1),
                 actor=str(r.get("actor")),
                 at=at,
                 operation=operation,
