@@ -44,8 +44,9 @@ call, ``A.1#2`` the second call of the first thread A started.
 
 An actor whose run ended in an error reported its failure: ``dropped-batch-items`` and
 ``page-taken-as-the-whole`` are not named for its calls (``failed``). What is not read: PartiQL
-statements, and a stale read (``stale-read``: its answer is older than its turn) is read as of its
-turn. :func:`check_allow` checks explore's ``allow=[...]`` against :data:`ANOMALIES`.
+statements, and the items of a batch that left some unprocessed (which ones is not recorded); a
+stale read (``stale-read``: its answer is older than its turn) is read as of its turn.
+:func:`check_allow` checks explore's ``allow=[...]`` against :data:`ANOMALIES`.
 """
 
 from __future__ import annotations
@@ -277,7 +278,9 @@ def _calls(records: Sequence[Mapping[str, Any]], schema_of: RegionSchemaOf) -> l
         def of(table: str, region: Any = region) -> KeyNames | None:
             return schema_of(region, table)
 
-        actions = tuple(_actions(operation, params, of))
+        left = int(r.get("left") or 0)
+        # a batch that left requests unprocessed: which items it read or wrote is not known, so none
+        actions = () if left else tuple(_actions(operation, params, of))
         out.append(
             _Call(
                 name=call_point(str(r.get("actor")), int(r.get("seq") or 0) + 1),
@@ -288,7 +291,7 @@ def _calls(records: Sequence[Mapping[str, Any]], schema_of: RegionSchemaOf) -> l
                 ok=r.get("outcome") == "ok",
                 found=r.get("found"),
                 more=bool(r.get("more")),
-                left=int(r.get("left") or 0),
+                left=left,
                 injected=str(r.get("injected") or ""),
                 retries=int(r.get("retries") or 0),
                 actions=actions,
