@@ -139,11 +139,29 @@ def _finish(context: Mapping[str, Any], outcome: str, retries: int) -> None:
     binding.session.after(binding.actor, call)
 
 
+def answered(call: CallRecord, parsed: Mapping[str, Any]) -> None:
+    """What a successful answer held, on the call's record: ``found``, ``more``, ``left`` (one writer: here)."""
+    if call.operation == "GetItem":
+        call.found = "Item" in parsed
+    elif call.operation in ("Query", "Scan"):
+        call.found = int(parsed.get("Count") or 0) > 0
+        call.more = "LastEvaluatedKey" in parsed
+    unprocessed = parsed.get("UnprocessedItems") or {}
+    keys = parsed.get("UnprocessedKeys") or {}
+    call.left = sum(len(v) for v in unprocessed.values() if isinstance(v, list)) + sum(
+        len(v.get("Keys") or []) for v in keys.values() if isinstance(v, Mapping)
+    )
+
+
 def _on_after(http_response: Any, parsed: Mapping[str, Any], context: dict[str, Any], **_: Any) -> None:
     outcome = "ok"
     if http_response.status_code >= 300:
         code = parsed.get("Error", {}).get("Code")
         outcome = str(code or f"HTTP {http_response.status_code}")
+    else:
+        call = context.get(CALL)
+        if isinstance(call, CallRecord) and current() is not None:
+            answered(call, parsed)
     retries = int(parsed.get("ResponseMetadata", {}).get("RetryAttempts", 0))
     _finish(context, outcome, retries)
 

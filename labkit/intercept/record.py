@@ -44,6 +44,13 @@ class CallRecord:
     retries: int = 0
     #: the fault injected on it (``lose-response``; ``stale-read (none; ...)``) — labkit.faults
     injected: str | None = None
+    #: what the answer held, from botocore's parsed answer (what the race lab's anomalies read) — the
+    #: interception point: ``found``, did a GetItem return an Item / a Query or Scan a Count above 0
+    #: (None: another operation, or no answer); ``more``, a LastEvaluatedKey; ``left``, how many
+    #: requests came back in UnprocessedItems / UnprocessedKeys
+    found: bool | None = None
+    more: bool = False
+    left: int = 0
 
     @property
     def sent(self) -> bool:
@@ -70,6 +77,9 @@ class CallRecord:
             "retries": self.retries,
             "injected": self.injected,
             "turn": self.turn,
+            "found": self.found,
+            "more": self.more,
+            "left": self.left,
         }
 
 

@@ -45,6 +45,7 @@ sweeps); then :func:`explore`: ``calls`` (an explored run's calls, conflicts, an
 explored schedule runs) and ``strategies`` (the schedulers: exhaustive, DPOR, PCT, and the
 portfolio) — the last two never import each other — ``scenarios`` (the faults explore places at
 each call point), ``shrink`` (the smallest counterexample), ``replay`` (reading replay files),
+``anomalies`` (what a history shows with no invariant: a lost update, a check-then-write duplicate, ...),
 ``exploration`` (the verdict, the replay file it writes, the listeners told of it) and ``explore``
 (gives each scheduler its share, builds the verdict). The interception point and the call record
 are on the floor (:mod:`labkit.intercept`). The race lab imports no lesson; lessons import nothing from here.
@@ -53,6 +54,7 @@ are on the floor (:mod:`labkit.intercept`). The race lab imports no lesson; less
 from __future__ import annotations
 
 from ..errors import error_code
+from .anomalies import ANOMALIES, Anomaly
 from .explore import Exploration, ExploreConfig, add_listener, explore, remove_listener
 from .history import HISTORY_COLUMNS
 from .interleave import Interleaving, parse_order, run_interleaving
@@ -62,6 +64,8 @@ from .replay import Replay, load
 from .stress import STRESS_COLUMNS, stress, sweep
 
 __all__ = [
+    "ANOMALIES",
+    "Anomaly",
     "Exploration",
     "ExploreConfig",
     "HISTORY_COLUMNS",

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..compat import VERSION
 from ..errors import ValidationError
+from .anomalies import Anomaly
 from .interleave import Interleaving
 from .replay import FORMAT
 
@@ -47,6 +48,9 @@ class Exploration:
     shrink_runs: int = 0
     #: the actors' names
     actors: tuple[str, ...] = ()
+    #: the anomalies the explored runs' histories showed (:mod:`~labkit.races.anomalies`), the first
+    #: of each kind, each with its run; with no invariant, the failing run's come first
+    anomalies: tuple[Anomaly, ...] = ()
 
     def __bool__(self) -> bool:
         return self.passed
@@ -59,14 +63,16 @@ class Exploration:
         return f"{self.counterexample!r}" + (f" with {', '.join(self.faults)}" if self.faults else "")
 
     def summary(self) -> str:
+        beside = [a for a in self.anomalies if a.message != self.message]
+        also = "".join(f"\n  anomaly in {a.where()}: {a.message}" for a in beside)
         if self.passed:
-            return f"passed: {self.guarantee}"
+            return f"passed: {self.guarantee}{also}"
         faults = f", faults={list(self.faults)!r}" if self.faults else ""
         found = f" in {self.scenario}" if self.faults else ""
         shrunk = f"\n  {self.shrink}" if self.shrink else ""
         return (
             f"FAILED after {self.runs} run(s) ({self.strategy}){found}: {self.message}\n"
-            f"  replay: run_interleaving(actors, {self.counterexample!r}, conn=conn{faults}){shrunk}"
+            f"  replay: run_interleaving(actors, {self.counterexample!r}, conn=conn{faults}){shrunk}{also}"
         )
 
     def replay_data(self) -> dict[str, Any]:
@@ -87,6 +93,7 @@ class Exploration:
             "shrink": self.shrink,
             "runs": self.runs,
             "guarantee": self.guarantee,
+            "anomalies": [{"kind": a.kind, "calls": list(a.calls), "message": a.message} for a in self.anomalies],
         }
 
     def save(self, path: str | Path) -> Path:

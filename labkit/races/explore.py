@@ -68,13 +68,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
 from ..faults.control import need_weak_answers
 from ..faults.kinds import EMBEDDED_ONLY
 from ..validation import check_callable, check_choice, check_int, check_positive
+from .anomalies import check_allow
 from .calls import BudgetSpent, Call, Coverage, Scheduler, conflicts
 from .exploration import Exploration, add_listener, remove_listener, tell
 from .interleave import Interleaving, Stage, check_actors
@@ -141,12 +142,13 @@ def explore(
     *,
     conn: Connection,
     setup: Callable[[], Any] | None,
-    invariant: Callable[[Interleaving], Any],
+    invariant: Callable[[Interleaving], Any] | None = None,
     faults: Sequence[str] | str | None = None,
     budget: int | None = None,
     strategy: str | None = None,
     seed: int | None = None,
     config: ExploreConfig | None = None,
+    allow: Sequence[str] | None = None,
 ) -> Exploration:
     """Run the actors in chosen orders until ``invariant`` fails or the guarantee is reached.
 
@@ -159,9 +161,22 @@ def explore(
     ``.faults`` and replays with ``run_interleaving(..., faults=list(result.faults))``.
     ``budget``, ``strategy`` and ``seed`` override the same fields of ``config``
     (:class:`ExploreConfig`: every other tuning knob).
+
+    Every run's history is also read for the anomalies of :mod:`~labkit.races.anomalies` (a lost
+    update, a check-then-write duplicate, a write applied twice, dropped batch items, a page taken
+    as the whole): with an invariant they are reported beside its verdict (``.anomalies``, and in
+    ``summary()``); with ``invariant`` omitted, a run that shows one fails the exploration as a
+    broken invariant would, its ``.message`` naming the anomaly and its calls. ``allow=[...]``
+    names anomalies the code means (``["lost-update"]``): they are not reported.
     """
     _check_explore_actors(actors, bool(faults))
-    check_callable("invariant", invariant, "a function of one Interleaving that returns False or raises AssertionError")
+    check_callable(
+        "invariant",
+        invariant,
+        "a function of one Interleaving that returns False or raises AssertionError (or omit it: the anomalies decide)",
+        optional=True,
+    )
+    allowed = check_allow(allow)
     check_callable("setup", setup, "a function of no arguments", optional=True)
     if config is not None and not isinstance(config, ExploreConfig):
         raise ValidationError(f"config is {type(config).__name__}, not an ExploreConfig(...)")
@@ -190,7 +205,9 @@ def explore(
     shares = portfolio(
         cfg.strategy, cfg.budget, cfg.exhaustive_limit, cfg.depth, cfg.seed, calls, len(scenarios), what, times
     )
-    runner = Runner(actors, conn, setup, invariant, cfg.timeout, cfg.max_calls, names=tasks, points=points, lab=lab)
+    runner = Runner(
+        actors, conn, setup, invariant, cfg.timeout, cfg.max_calls, names=tasks, points=points, lab=lab, allow=allowed
+    )
     if isinstance(scenarios, Scenarios):
         runner.scenarios = scenarios
     try:
@@ -243,6 +260,7 @@ def _explore(
                     guarantee=guarantee,
                     strategy=used.name,
                     seed=used.seed,
+                    anomalies=tuple(runner.anomalies.values()),
                     **base,  # type: ignore[arg-type]
                 )
     except Violation as violation:
@@ -294,6 +312,13 @@ def _failure(
     if cfg.shrink_budget:
         shrunk = shrink(runner, order, found_faults, res, violation.message, cfg.shrink_budget)
     final_order = shrunk.order if shrunk is not None else order
+    anomalies = list(runner.anomalies.values())
+    if runner.invariant is None:  # the failing run's own anomalies first, as shrinking left it
+        final = shrunk.res if shrunk is not None else res
+        shown = [
+            replace(a, faults=shrunk.faults if shrunk is not None else found_faults) for a in runner.anomalies_of(final)
+        ]
+        anomalies = shown + [a for a in anomalies if a.kind not in {b.kind for b in shown}]
     return Exploration(
         passed=False,
         counterexample=" ".join(final_order),
@@ -308,6 +333,7 @@ def _failure(
         original_faults=found_faults,
         shrink=shrunk.statement() if shrunk is not None else "not shrunk: shrink_budget=0",
         shrink_runs=shrunk.runs if shrunk is not None else 0,
+        anomalies=tuple(anomalies),
         **base,
     )
 

@@ -166,6 +166,13 @@ def _item(table: str, attrs: Mapping[str, Any], write: bool, schema_of: SchemaOf
     return Access(table, hash_value, range_value, write)
 
 
+def item_access(table: str, attrs: Mapping[str, Any], write: bool, schema_of: SchemaOf) -> Access:
+    """The item ``attrs`` (a Key, or an Item holding one) names in ``table``, by the table's key schema.
+
+    ``hash`` None: the schema could not be read, or the key is malformed (the whole table)."""
+    return _item(table, attrs, write, schema_of)
+
+
 # ---------------------------------------------------------------- Query
 
 _TOKEN = re.compile(r"\s*(#[A-Za-z0-9_]+|:[A-Za-z0-9_]+|[A-Za-z_][A-Za-z0-9_.\-]*|<=|>=|<>|[=<>(),])")
@@ -430,5 +437,6 @@ __all__ = [
     "accesses",
     "canonical",
     "conflict",
+    "item_access",
     "statement_access",
 ]

@@ -26,6 +26,7 @@ from ..faults.control import settle_images
 from ..faults.kinds import StaleRead
 from ..intercept import CallRecord
 from ..operations import Op, WeakAnswer, tables_of
+from .anomalies import Anomaly, find
 from .calls import BudgetSpent, Call, Coverage, Scheduler, Trace, nondeterministic, nondeterministic_turn
 from .choosers import Chooser, OrderChooser
 from .identity import Access, KeySchemas
@@ -127,12 +128,13 @@ class Runner:
         actors: Mapping[str, Actor],
         conn: Connection,
         setup: Callable[[], Any] | None,
-        invariant: Callable[[Interleaving], Any],
+        invariant: Callable[[Interleaving], Any] | None,
         timeout: float,
         max_calls: int,
         names: Sequence[str] = (),
         points: Mapping[str, Sequence[tuple[str, Mapping[str, Any]]]] | None = None,
         lab: Stage | None = None,
+        allow: frozenset[str] = frozenset(),
     ) -> None:
         self.actors = actors
         self.conn = conn
@@ -152,6 +154,8 @@ class Runner:
         self.schemas = self.stage.schemas or KeySchemas(conn)  # one DescribeTable per table: keys and reduction
         self._crew: Crew | None = None
         self._calls: dict[int, Call] = {}
+        self.allow = allow  # the anomalies a test accepts (explore's allow=[...])
+        self.anomalies: dict[str, Anomaly] = {}  # the first of each kind the explored runs showed
 
     def use(self, faults: tuple[str, ...]) -> None:
         """Run the next orders with these faults (a scenario): another program, so determinism restarts."""
@@ -232,7 +236,10 @@ class Runner:
         if self.stale and self._widen_from(res):
             trace = replace(self.trace(res), widened=True)
         self._check_deterministic(trace)
-        verdict = self.judge(res)
+        found = self.anomalies_of(res)
+        for anomaly in found:
+            self.anomalies.setdefault(anomaly.kind, anomaly)
+        verdict = self.judge(res, found)
         if verdict is not None:
             raise Violation(res, verdict, trace)
         return trace
@@ -315,7 +322,19 @@ class Runner:
             if before != call:
                 raise nondeterministic(taken, call, before)
 
-    def judge(self, res: Interleaving) -> str | None:
+    def anomalies_of(self, res: Interleaving) -> list[Anomaly]:
+        """The anomalies the run's history shows (:mod:`~labkit.races.anomalies`), but those allowed."""
+        found = find(res.records, self.schemas, failed=set(res.errors), allow=self.allow)
+        return [replace(a, order=" ".join(res.turns), faults=self.faults) for a in found]
+
+    def judge(self, res: Interleaving, found: Sequence[Anomaly] | None = None) -> str | None:
+        """The run's verdict: the invariant's, or with none given, the first anomaly its history shows."""
+        if self.invariant is None:
+            found = self.anomalies_of(res) if found is None else found
+            if not found:
+                return None
+            more = f" (and {len(found) - 1} more anomal{'ies' if len(found) > 2 else 'y'})" if len(found) > 1 else ""
+            return f"{found[0].message}{more}"
         try:
             verdict = self.invariant(res)
         except AssertionError as exc:
