@@ -35,6 +35,7 @@ from botocore.client import BaseClient
 from botocore.httpsession import URLLib3Session
 
 from ..errors import RaceError
+from ..operations import Op
 from .bindings import Binding, current
 from .record import CALL, CallRecord
 from .subactors import patch_threading
@@ -141,9 +142,9 @@ def _finish(context: Mapping[str, Any], outcome: str, retries: int) -> None:
 
 def answered(call: CallRecord, parsed: Mapping[str, Any]) -> None:
     """What a successful answer held, on the call's record: ``found``, ``more``, ``left`` (one writer: here)."""
-    if call.operation == "GetItem":
+    if call.operation == Op.GET_ITEM:
         call.found = "Item" in parsed
-    elif call.operation in ("Query", "Scan"):
+    elif call.operation in (Op.QUERY, Op.SCAN):
         call.found = int(parsed.get("Count") or 0) > 0
         call.more = "LastEvaluatedKey" in parsed
     unprocessed = parsed.get("UnprocessedItems") or {}

@@ -59,6 +59,7 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..faults.kinds import call_point
+from ..operations import Op
 from .identity import Access, KeyNames, canonical, item_access
 
 LOST_UPDATE = "lost-update"
@@ -236,22 +237,27 @@ def _actions(
             touched, blind, accumulates = frozenset(), frozenset(), False
         return _Action(kind, item, body, touched, blind, accumulates)
 
-    single = {"GetItem": "Get", "PutItem": "Put", "UpdateItem": "Update", "DeleteItem": "Delete"}
+    single: dict[str, str] = {
+        Op.GET_ITEM: "Get",
+        Op.PUT_ITEM: "Put",
+        Op.UPDATE_ITEM: "Update",
+        Op.DELETE_ITEM: "Delete",
+    }
     found: list[_Action | None] = []
     if operation in single:
         kind = single[operation]
         found.append(one(kind, params.get("TableName"), params.get("Item" if kind == "Put" else "Key"), params))
-    elif operation in ("TransactWriteItems", "TransactGetItems"):
+    elif operation in (Op.TRANSACT_WRITE_ITEMS, Op.TRANSACT_GET_ITEMS):
         for entry in params.get("TransactItems") or ():
             for kind, body in entry.items() if isinstance(entry, Mapping) else ():
                 if isinstance(body, Mapping):
                     attrs = body.get("Item" if kind == "Put" else "Key")
                     found.append(one(kind, body.get("TableName"), attrs, body))
-    elif operation == "BatchGetItem":
+    elif operation == Op.BATCH_GET_ITEM:
         for table, request in (params.get("RequestItems") or {}).items():
             for key in (request.get("Keys") or ()) if isinstance(request, Mapping) else ():
                 found.append(one("Get", table, key, {}))
-    elif operation == "BatchWriteItem":
+    elif operation == Op.BATCH_WRITE_ITEM:
         for table, requests in (params.get("RequestItems") or {}).items():
             for entry in requests if isinstance(requests, list) else ():
                 put, delete = (
@@ -379,7 +385,7 @@ def _check_then_writes(calls: Sequence[_Call]) -> Iterator[Anomaly]:
     for r in calls:
         if r.found is not False:
             continue
-        if r.operation == "GetItem":
+        if r.operation == Op.GET_ITEM:
             missing = [a.item for a in r.reads()]
             for x in calls[r.at + 1 :]:
                 if x.actor != r.actor or not x.ok:
@@ -398,7 +404,7 @@ def _check_then_writes(calls: Sequence[_Call]) -> Iterator[Anomaly]:
                 if made:
                     yield _duplicate(r, made[0], x, label(item), f"found no item {label(item)}", "created it")
                     break
-        elif r.operation in ("Query", "Scan"):
+        elif r.operation in (Op.QUERY, Op.SCAN):
             wanted = _equalities(r.params)
             if not wanted or not _holds_any_key(r):
                 continue
@@ -472,7 +478,7 @@ def _applied_twice(calls: Sequence[_Call]) -> Iterator[Anomaly]:
         if not what:
             continue
         about = label(what[0].item)
-        resent = r.retries and r.ok and r.operation != "TransactWriteItems"  # a transaction keeps its token
+        resent = r.retries and r.ok and r.operation != Op.TRANSACT_WRITE_ITEMS  # a transaction keeps its token
         if resent and any(a.kind != "Put" for a in what):  # botocore's resend of a Put puts the same item again
             yield Anomaly(
                 APPLIED_TWICE,
@@ -519,7 +525,7 @@ def _dropped(calls: Sequence[_Call], failed: Collection[str]) -> Iterator[Anomal
         sent = _requests(b)
         if any(c.actor == b.actor and c.operation == b.operation and _requests(c) & sent for c in calls[b.at + 1 :]):
             continue
-        where = "UnprocessedItems" if b.operation == "BatchWriteItem" else "UnprocessedKeys"
+        where = "UnprocessedItems" if b.operation == Op.BATCH_WRITE_ITEM else "UnprocessedKeys"
         yield Anomaly(
             DROPPED_BATCH_ITEMS,
             f"{b.name} {b.operation}",
