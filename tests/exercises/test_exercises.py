@@ -310,7 +310,7 @@ def lesson_01_store_loop(client, table_name: str, by: int) -> None:
     """Lesson 01 §7's bounded loop as the lesson shows it: store.update (read, version guard, jittered
     retries, at most 5 writes, then RetriesExhausted)."""
     store = FlagStore(client, table_name)
-    store.update(lambda flags: {"rate_limit_per_minute": flags["rate_limit_per_minute"] + by})
+    store.update(lambda flags: {"rate_limit_per_minute": int(flags["rate_limit_per_minute"]) + by})
 
 
 def lesson_01_recipe_loop(client, table_name: str, by: int) -> None:
@@ -339,7 +339,7 @@ def test_check__bounded_loop_giving_up_in_the_race__condition_without_retry(conn
 
     def one_attempt(client, table_name: str, by: int) -> None:
         FlagStore(client, table_name, max_attempts=1).update(
-            lambda flags: {"rate_limit_per_minute": flags["rate_limit_per_minute"] + by}
+            lambda flags: {"rate_limit_per_minute": int(flags["rate_limit_per_minute"]) + by}
         )
 
     verdict = ex.check("raise-limit", one_attempt, conn=conn)

@@ -248,7 +248,7 @@ def test_applied_twice__the_actor_resends_a_plain_add__found(tconn: Connection) 
     bare = tconn.new_client(retries={"mode": "standard", "total_max_attempts": 1})
 
     def add_and_retry() -> None:
-        request = {
+        request: dict[str, Any] = {
             "TableName": tconn.table_name,
             "Key": shard_key("views", 0),
             "UpdateExpression": "ADD n :one",
@@ -268,7 +268,7 @@ def test_applied_twice__the_actor_resends_a_plain_add__found(tconn: Connection) 
 ROWS = [{"PK": {"S": "IMPORT"}, "SK": {"S": f"ROW#{i}"}} for i in range(3)]
 
 
-def an_import(conn: Connection, import_rows: Callable[[Any], Any]) -> Any:
+def an_import(conn: Connection, import_rows: Callable[..., Any]) -> Any:
     def setup() -> None:
         for row in ROWS:
             conn.client.delete_item(TableName=conn.table_name, Key=row)
@@ -308,7 +308,7 @@ def test_dropped_batch_items__batch_writer__no_anomaly(tconn: Connection) -> Non
             for row in ROWS:
                 batch.put_item(Item={k: v["S"] for k, v in row.items()})
 
-    result = an_import(tconn, lambda: import_batch_writer())
+    result = an_import(tconn, import_batch_writer)
     assert result.passed and result.anomalies == () and result.scenarios == 2, result.summary()
 
 

@@ -272,7 +272,7 @@ def test_canonical__same_item_to_the_engine__same_access_to_the_race_lab(
     client.create_table(
         TableName=name,
         KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "k", "AttributeType": kind}],
+        AttributeDefinitions=[{"AttributeName": "k", "AttributeType": kind}],  # type: ignore[typeddict-item]
         BillingMode="PAY_PER_REQUEST",
     )
     try:
