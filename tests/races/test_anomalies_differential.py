@@ -12,7 +12,8 @@ execution can end in; then explore runs it, and every explored run is checked tw
 
 Hypothesis, derandomized: 20 programs in the fast loop, and 10 on a client with botocore's retries
 explored with a lost answer at each call point (its resend of an ``ADD`` or a computed ``SET`` must be
-named applied twice; a resent Put or ``SET`` of a value is harmless); 60 more under ``@pytest.mark.slow`` (1,500 in the nightly deep checks).
+named applied twice; a resent Put or ``SET`` of a value is harmless); 60 more under ``@pytest.mark.slow``
+(1,500 in the nightly deep checks).
 """
 
 from __future__ import annotations
