@@ -8,7 +8,7 @@ does not import the gate that calls it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol
 
 from ..errors import RaceError, error_code
@@ -128,8 +128,8 @@ class OrderChooser:
         return None
 
 
-def prefer(names: Sequence[str], waiting: Mapping[str, Task]) -> str:
-    """The first of ``names`` that waits, else the waiting task first in name order."""
+def prefer(names: Sequence[str], waiting: Collection[str]) -> str:
+    """The first of ``names`` that waits, else the waiting task first in name order (``waiting``: their names)."""
     for name in names:
         if name in waiting:
             return name

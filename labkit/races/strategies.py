@@ -28,19 +28,12 @@ from dataclasses import dataclass
 
 from ..errors import ValidationError
 from .calls import Call, Coverage, Scheduler, Trace, conflicts
+from .choosers import prefer
 from .orders import count_orders
 
 #: ``explore(strategy=...)``: a portfolio, or one scheduler by name.
 AUTO = "auto"
 STRATEGIES = (AUTO, "exhaustive", "dpor", "pct")
-
-
-def _first(waiting: Sequence[str], prefer: Sequence[str] = ()) -> str:
-    """The first of ``prefer`` that waits, else the waiting task first by name."""
-    for name in prefer:
-        if name in waiting:
-            return name
-    return min(waiting)
 
 
 class _Search:
@@ -82,7 +75,7 @@ class Exhaustive(_Search):
         self.stack: list[tuple[list[str], int]] = []  # per turn: the waiting tasks (sorted), the one chosen
 
     def next_task(self, waiting: Sequence[str]) -> str:
-        return _first(waiting)
+        return prefer((), waiting)
 
     def end_run(self, trace: Trace) -> None:
         assert self.order is not None
@@ -172,7 +165,7 @@ class DPOR(_Search):
         self.prefer: list[str] = []
 
     def next_task(self, waiting: Sequence[str]) -> str:
-        return _first(waiting, self.prefer)
+        return prefer(self.prefer, waiting)
 
     def end_run(self, trace: Trace) -> None:
         assert self.order is not None
@@ -315,7 +308,7 @@ class PCT:
                 return None
 
     def next_task(self, waiting: Sequence[str]) -> str:
-        return _first(waiting)
+        return prefer((), waiting)
 
     def end_run(self, trace: Trace) -> None:
         del trace  # a sample learns nothing from a run

@@ -28,7 +28,7 @@ from labkit.backend import Connection
 from labkit.embedded import DYNAMODB_LOCAL, start_endpoint
 from labkit.errors import ConfigurationError
 from labkit.faults.control import advance_clock, lab_epoch
-from labkit.races import Interleaving, explore, run_interleaving
+from labkit.races import Exploration, Interleaving, explore, run_interleaving
 
 TTL = "expires"
 HOLD = {"PK": {"S": "USERNAME#alice"}, "SK": {"S": "HOLD"}}
@@ -113,21 +113,24 @@ def one_claim_wins(lab: Connection) -> Callable[[Interleaving], None]:
     return invariant
 
 
-def test_explore__hold_trusting_ttl__an_expired_hold_not_yet_deleted_blocks_everyone(lab: Connection) -> None:
-    """API reference, UpdateTimeToLive: "Items that have expired and not been deleted will still show up in reads,
-    queries, and scans": attribute_not_exists(PK) fails on bob's expired hold; found with no fault."""
+def explore_claims(lab: Connection, claim: Callable[[str, str, Clock], Callable[[Any], str]]) -> Exploration:
+    """carol and dave each claim a name bob held until an hour ago, on the lab's clock, with the deletion before
+    every call explored too."""
     now = partial(lab_epoch, lab)  # the code's clock is the lab's
-    actors = {
-        "A": claim_trusting_ttl(lab.table_name, "carol", now),
-        "B": claim_trusting_ttl(lab.table_name, "dave", now),
-    }
-    result = explore(
+    actors = {"A": claim(lab.table_name, "carol", now), "B": claim(lab.table_name, "dave", now)}
+    return explore(
         actors,
         conn=lab,
         setup=lambda: hold_expired_an_hour_ago(lab),
         invariant=one_claim_wins(lab),
         faults=["ttl-delete"],
     )
+
+
+def test_explore__hold_trusting_ttl__an_expired_hold_not_yet_deleted_blocks_everyone(lab: Connection) -> None:
+    """API reference, UpdateTimeToLive: "Items that have expired and not been deleted will still show up in reads,
+    queries, and scans": attribute_not_exists(PK) fails on bob's expired hold; found with no fault."""
+    result = explore_claims(lab, claim_trusting_ttl)
     assert not result.passed and result.faults == (), result.summary()
     assert (result.message or "").startswith("0 of carol and dave got a name"), result.message
     assert result.interleaving is not None
@@ -140,18 +143,7 @@ def test_explore__hold_trusting_ttl__an_expired_hold_not_yet_deleted_blocks_ever
 def test_explore__hold_filtering_on_the_ttl_attribute__passes_expired_or_deleted(lab: Connection) -> None:
     """The condition `attribute_not_exists(PK) OR #ttl < :now` takes an expired hold whether or not the TTL process
     has deleted it yet: every order, and the deletion before every call, gives the name to exactly one."""
-    now = partial(lab_epoch, lab)
-    actors = {
-        "A": claim_filtering_on_ttl(lab.table_name, "carol", now),
-        "B": claim_filtering_on_ttl(lab.table_name, "dave", now),
-    }
-    result = explore(
-        actors,
-        conn=lab,
-        setup=lambda: hold_expired_an_hour_ago(lab),
-        invariant=one_claim_wins(lab),
-        faults=["ttl-delete"],
-    )
+    result = explore_claims(lab, claim_filtering_on_ttl)
     assert result.passed and result.scenarios == 3, result.summary()  # no fault, A1: ttl-delete, B1: ttl-delete
 
 
