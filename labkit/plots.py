@@ -48,6 +48,9 @@ FREE_ALPHA = 0.55
 LABEL_SIZE = 8
 #: Height of one label line under a bar, in lane units.
 LINE_STEP = 0.16
+#: Font size of a mark label above its bar, and the rise (points) of a mark stacked above a neighbour's.
+MARK_SIZE = 8
+MARK_STEP = 10
 
 Marks = Mapping[tuple[str, int], str]
 
@@ -103,7 +106,8 @@ def timeline(
     are red, with their error code written in full under the bar. A label that does not fit
     inside its bar is written under it, never cut. Calls that ran after the forced order
     (a retry, say: ``turn`` is empty in the history) are drawn paler, right of a dashed line
-    where the forced order ended. Times are milliseconds since the run began.
+    where the forced order ended. Times are milliseconds since the first call began (a run's
+    setup — clients, threads — is not drawn). Mark labels that would touch in a lane are stacked.
     """
     history = res if isinstance(res, pd.DataFrame) else res.history
     check_columns("timeline", history.columns, ("actor", "operation"), hint="pass an Interleaving or its .history")
@@ -116,7 +120,8 @@ def timeline(
     lanes = {actor: i for i, actor in enumerate(actors)}
     size = (9.0, 1.6 + 1.1 * max(len(actors), 1))
     fig, axes = _axes(ax, size)
-    x_max = 1000 * float(history["end"].max()) * 1.04 if len(history) else 1.0
+    origin = float(history["start"].min()) if len(history) else 0.0  # the first call, not the run's setup
+    x_max = 1000 * (float(history["end"].max()) - origin) * 1.04 if len(history) else 1.0
     # points per millisecond, to decide whether a label fits in its bar (the axes take
     # roughly the figure's width less the lane labels)
     fig_width_pt = fig.get_size_inches()[0] * 72
@@ -124,9 +129,11 @@ def timeline(
     forced_end = _forced_end(history)
     # per lane: where the last label written under a bar ends (ms), and how many lines it took
     under: dict[str, tuple[float, int]] = {}
+    # per lane: where the last mark label above a bar ends (ms), and how many levels it was raised
+    above: dict[str, tuple[float, int]] = {}
     for call in history.to_dict("records"):
         y = lanes[call["actor"]]
-        start, width = 1000 * call["start"], 1000 * (call["end"] - call["start"])
+        start, width = 1000 * (call["start"] - origin), 1000 * (call["end"] - call["start"])
         failed = call["outcome"] != "ok"
         free = "turn" in call and pd.isna(call["turn"]) and forced_end is not None
         mark = marks.get((str(call["actor"]), int(call["seq"])))
@@ -171,26 +178,31 @@ def timeline(
             )
             under[call["actor"]] = (centre + half, lines + (last_lines if drop else 0))
         if mark:
+            centre = start + width / 2
+            half = (1.1 * _text_width(mark, MARK_SIZE) + 6) / 2 / pt_per_ms  # bold is wider
+            last_end, level = above.get(call["actor"], (float("-inf"), -1))
+            level = level + 1 if centre - half < last_end else 0  # would touch the previous mark: one line up
+            above[call["actor"]] = (centre + half, level)
             axes.annotate(
                 mark,
-                (start + width / 2, y - 0.3),
-                xytext=(0, 3),
+                (centre, y - 0.3),
+                xytext=(0, 3 + MARK_STEP * level),
                 textcoords="offset points",
                 ha="center",
                 va="bottom",
-                fontsize=8,
+                fontsize=MARK_SIZE,
                 color=MARK_COLOR,
                 fontweight="bold",
             )
     axes.set_yticks(range(len(actors)), [f"actor {a}" for a in actors])
     axes.set_ylim(len(actors) + 0.1, -0.8)
     axes.set_xlim(0, x_max)
-    axes.set_xlabel("time since the run began (ms)")
+    axes.set_xlabel("time since the first call began (ms)")
     title = "" if isinstance(res, pd.DataFrame) else f"order {res.label}"
     handles = [Patch(color=OK_COLOR, label="ok"), Patch(color=ERROR_COLOR, label="error")]
     if forced_end is not None:
         free_calls = int(history["turn"].isna().sum())
-        end_ms = 1000 * forced_end
+        end_ms = 1000 * (forced_end - origin)
         axes.axvline(end_ms, color=TEXT_COLOR, linestyle="--", linewidth=1, zorder=1)
         axes.text(
             end_ms,

@@ -205,7 +205,7 @@ def test_timeline__retry_after_the_order__dashed_boundary_and_pale_bars() -> Non
     fig = timeline(retry_history())
     ax = fig.axes[0]
     [line] = ax.lines
-    assert line.get_linestyle() == "--" and np.asarray(line.get_xdata()).tolist() == [14.5, 14.5]
+    assert line.get_linestyle() == "--" and np.asarray(line.get_xdata()).tolist() == pytest.approx([13.5, 13.5])
     assert any(t.get_text().startswith(" forced order ends") for t in ax.texts)
     alphas = [b.get_alpha() for b in bars(fig)]
     assert alphas == [1.0, 1.0, 1.0, 1.0, FREE_ALPHA, FREE_ALPHA]
@@ -232,3 +232,35 @@ def test_timeline__neighbouring_labels_under_bars__do_not_overlap() -> None:
     for i, a in enumerate(boxes):
         for b in boxes[i + 1 :]:
             assert not a.overlaps(b)
+
+
+def late_history() -> pd.DataFrame:
+    """A forced A B A B lost update whose first call began 180 ms into the run (clients and threads first)."""
+    rows: list[Row] = [
+        ("A", 0, 0, "GetItem", 0.180, 0.192, "ok"),
+        ("B", 0, 1, "GetItem", 0.192, 0.1925, "ok"),
+        ("A", 1, 2, "PutItem", 0.193, 0.1935, "ok"),
+        ("B", 1, 3, "PutItem", 0.1936, 0.1940, "ok"),
+    ]
+    return history_of(rows)
+
+
+def test_timeline__first_call_late_in_the_run__axis_starts_at_the_first_call() -> None:
+    """The x axis is time since the first call began: the bars fill it, the run's setup is not drawn."""
+    ax = timeline(late_history()).axes[0]
+    lefts = [b.get_x() for b in bars(ax.get_figure())]
+    assert lefts[0] == pytest.approx(0.0) and ax.get_xlim()[0] == 0
+    assert ax.get_xlim()[1] == pytest.approx(14.0 * 1.04)
+    assert ax.get_xlabel() == "time since the first call began (ms)"
+
+
+def test_timeline__marks_on_neighbouring_short_calls__labels_stacked_not_overlapped() -> None:
+    """B's stale read and its overwrite, two short calls side by side: their mark labels do not touch."""
+    marks = {("B", 0): "stale read", ("B", 1): "overwrites A"}
+    fig = timeline(late_history(), marks)
+    FigureCanvasAgg(fig).draw()  # type: ignore[no-untyped-call]
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    notes = [t for t in fig.axes[0].texts if t.get_text() in marks.values()]
+    assert len(notes) == 2
+    first, second = (t.get_window_extent(renderer) for t in notes)
+    assert not first.overlaps(second)
