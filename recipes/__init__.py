@@ -14,7 +14,7 @@ same code (a test keeps each shown cell identical to its module here).
 ``migration``        the V1 -> V2 migration and its retiring transaction (lesson 01 Optional C)
 ``sharded_counter``  a sharded counter: approximate ADD, exact-once ADD, the sum (lesson 03 §3-4)
 ``uniqueness``       sign-up, change email, delete: marker items in one transaction (lesson 02)
-``cancellation``     CancellationReasons mapped to fields (lesson 02 §6)
+``cancellation``     CancellationReasons mapped to fields (lesson 02 §6, Optional G)
 ``conflicts``        detecting and retrying a TransactionConflict (lesson 04 §1, §4)
 ``outbox``           requests that survive a restart: enqueue, find, deliver, forget (lesson 04 §3)
 ===================  ================================================================
