@@ -88,6 +88,7 @@ class DynamoEngine:
         from .store.moto_store import MotoStore  # moto takes ~0.3 s to import: only when an engine is built
 
         self.store: MotoStore = MotoStore(data)
+        self.store.replication.clock = self.epoch
         self.tokens = TokenMemory(self.now)
         self._generation = 0
         self._hooks: list[Hook] = list(hooks)
@@ -259,6 +260,7 @@ class DynamoEngine:
         schema_of = self.store.schema_of(account, region)
         steps = steps_of(request.operation) if request.service == DYNAMODB else NO_STEPS
         plan = validate(request, schema_of, steps.check)
+        self.store.replication.before(account, region, plan.writes)  # global tables: deliveries due, conflicts
         kind_asked = weak.asked(request)
         kind = None if kind_asked is None else weak.check(kind_asked, request, self.history is not None)
         if steps.execute is not None:  # PartiQL: run as data-plane requests
