@@ -16,13 +16,14 @@ Profiles:
     * control operations (``X-Amz-Target: Labkit.<name>``): ``SetFaults``, ``GetFaults``,
       ``HoldTransaction``, ``ReleaseTransaction`` (the injector's, :func:`labkit.faults.fault_controls`)
       ``AdvanceClock`` and ``SetClock`` (the engine's clock: :func:`advance_clock`, :func:`set_clock`),
-      ``ExpireItems`` and ``DescribeExpiry`` (DynamoDB's TTL process, run when the lab says: :func:`expire_items`);
+      ``ExpireItems`` and ``DescribeExpiry`` (DynamoDB's TTL process, run when the lab says: :func:`expire_items`),
+      ``ListReplications``, ``DeliverReplications`` and ``SetReplicationLag`` (global tables' deliveries);
     * weak answers (:mod:`labkit.endpoint.weak`): an image history, and the
       ``X-Labkit-Weak-Answer`` request header answered (stale-read, unprocessed-items, short-page).
 ``dynamodb-local``
     the engine alone, as DynamoDB Local behaves: no throttle, no fault injector, no weak answers
-    (the header is a 400), and ``Labkit.*`` answered as DynamoDB answers an unknown operation
-    (``UnknownOperationException``).
+    (the header is a 400), no global tables (ReplicaUpdates refused), and ``Labkit.*`` answered as
+    DynamoDB answers an unknown operation (``UnknownOperationException``).
 
 Every endpoint listens on 127.0.0.1 only (:class:`labkit.endpoint.EmbeddedEndpoint`).
 """
@@ -198,6 +199,27 @@ def set_replication_lag(engine: DynamoEngine, params: dict[str, Any]) -> tuple[i
     return 200, {"Seconds": lag, "Previous": previous}
 
 
+def regions_line(engine: DynamoEngine) -> str:
+    """What ``labkit serve`` says of regions: every region is served (a request's is its credential scope);
+    the regions that hold tables, global tables and deliveries pending (with ``--data``: as restored)."""
+    with engine.lock:
+        store, replication = engine.store, engine.store.replication
+        held = {region: len(store.table_names(account, region)) for account, region in store.accounts()}
+        held = {region: count for region, count in sorted(held.items()) if count}
+        global_tables = len(replication.groups)
+        waiting = len(replication.pending)
+        offered = replication.offered
+    tables = ", ".join(f"{region} ({count})" for region, count in held.items()) or "none yet"
+    line = f"  regions: every region a client names (its credential scope); tables in: {tables}"
+    if not offered:
+        return line + "; no global tables (as DynamoDB Local)"
+    lag = "only when asked" if replication.lag is None else f"{replication.lag:g} s after each write"
+    return (
+        line + f"; global tables: {global_tables}, deliveries pending: {waiting} (made {lag}; "
+        f"{Op.LIST_REPLICATIONS}, {Op.DELIVER_REPLICATIONS})"
+    )
+
+
 def labkit_controls(injector: FaultInjector) -> dict[str, Control]:
     """The ``Labkit.*`` control operations of the ``labkit`` profile, by ``X-Amz-Target``."""
     return {
@@ -347,6 +369,7 @@ __all__ = [
     "describe_expiry",
     "expire_items",
     "labkit_controls",
+    "regions_line",
     "reserve_shared_endpoint",
     "set_clock",
     "shared_endpoint",

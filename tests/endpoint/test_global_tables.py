@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from labkit.embedded import DYNAMODB_LOCAL, start_endpoint
+from labkit.embedded import DYNAMODB_LOCAL, regions_line, start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 from labkit.operations import Op
 from tests.endpoint.conftest import FakeClock, make_table, post, raw_client, refused
@@ -455,3 +455,44 @@ def test_dynamodb_local_profile__replica_updates__refused_nothing_made() -> None
         code, message = refused(east.update_table, TableName=name, ReplicaUpdates=[{"Create": {"RegionName": WEST}}])
         assert code == "ValidationException" and "DynamoDB Local does not support global tables" in message
         assert west.list_tables()["TableNames"] == []
+
+
+# --- the data directory -----------------------------------------------------------------------------
+def test_data_directory__restart__replicas_and_pending_deliveries_kept(tmp_path: Any) -> None:
+    """``--data`` keeps a global table's replicas and the deliveries not yet made: after a restart the
+    delivery is still pending, and delivering it applies it (binary keys and values included)."""
+    data = tmp_path / "data"
+    with start_endpoint(data=data) as ep:
+        east = raw_client(ep.url, EAST)
+        control(ep, Op.SET_REPLICATION_LAG, {"Seconds": None})
+        name = make_table(east, keys=[("id", "B")])
+        east.update_table(TableName=name, ReplicaUpdates=[{"Create": {"RegionName": WEST}}])
+        east.put_item(TableName=name, Item={"id": {"B": b"\x00\x01"}, "blob": {"B": b"\xff"}})
+        before = pending(ep)
+    with start_endpoint(data=data) as ep:
+        east, west = raw_client(ep.url, EAST), raw_client(ep.url, WEST)
+        assert [r["RegionName"] for r in east.describe_table(TableName=name)["Table"]["Replicas"]] == [WEST]
+        after = pending(ep)
+        assert [(d["Id"], d["From"], d["To"], d["Key"]) for d in after] == [
+            (d["Id"], d["From"], d["To"], d["Key"]) for d in before
+        ]
+        assert west.get_item(TableName=name, Key={"id": {"B": b"\x00\x01"}}).get("Item") is None
+        assert deliver(ep, after[0]["Id"]) == ["applied"]
+        assert west.get_item(TableName=name, Key={"id": {"B": b"\x00\x01"}})["Item"]["blob"] == {"B": b"\xff"}
+    with start_endpoint(data=data) as ep:
+        west = raw_client(ep.url, WEST)
+        assert pending(ep) == []
+        assert west.get_item(TableName=name, Key={"id": {"B": b"\x00\x01"}})["Item"]["blob"] == {"B": b"\xff"}
+
+
+def test_regions_line__after_a_restart__names_the_regions_and_what_is_pending(tmp_path: Any) -> None:
+    """`labkit serve`'s banner line: the regions holding tables, the global tables, the deliveries pending."""
+    data = tmp_path / "data"
+    with start_endpoint(data=data) as ep:
+        east = raw_client(ep.url, EAST)
+        name = global_table(east, WEST)
+        east.put_item(TableName=name, Item=item("a"))
+    with start_endpoint(data=data) as ep:
+        line = regions_line(ep.engine)
+    assert "tables in: us-east-1 (1), us-west-2 (1)" in line
+    assert "global tables: 1, deliveries pending: 1 (made 1 s after each write;" in line

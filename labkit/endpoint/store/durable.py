@@ -20,6 +20,10 @@ so. When the log has grown past :data:`COMPACT_BYTES` the state is written as a 
 The directory is held with an exclusive ``flock`` on ``DIR/labkit-data.lock`` for as long as the
 endpoint runs: a second ``labkit serve --data DIR`` refuses to start, and writes nothing.
 
+Kept for global tables (``replication`` records): the replica groups, the pending deliveries and the
+write stamps they need, as the store's replication keeps them (:mod:`.replication`); a whole ``state``
+record is written at each start, and the records before it are no longer read.
+
 Kept for TTL: the setting (in the definitions) and the items, expired or not; a TTL deletion
 (``Labkit.ExpireItems``) is a commit like any other. Not kept: stream records (a table's stream is
 recreated, with a new ARN, empty), backups, the ClientRequestToken memory, the clock's advances (a
@@ -123,8 +127,14 @@ class State:
     """Every table of every account and region, as the records leave them."""
 
     tables: dict[Who, dict[str, TableState]] = field(default_factory=dict)
+    #: Global tables' records (:mod:`.replication`) since its last whole ``state`` record, in order.
+    replication: list[dict[str, Any]] = field(default_factory=list)
 
     def apply(self, record: Mapping[str, Any]) -> None:
+        if record["t"] == "replication":
+            kept = dict(record["r"])
+            self.replication = [kept] if kept.get("op") == "state" else [*self.replication, kept]
+            return
         who = (str(record["a"]), str(record["r"]))
         tables = self.tables.setdefault(who, {})
         if record["t"] == "items":
@@ -156,6 +166,8 @@ class State:
                 for start in range(0, len(items), 500):
                     chunk = items[start : start + 500]
                     yield {"t": "items", "a": account, "r": region, "c": [[name, _key_of(table, i), i] for i in chunk]}
+        for kept in self.replication:
+            yield {"t": "replication", "r": kept}
 
 
 def _key_of(table: TableState, item: Mapping[str, Any]) -> dict[str, Any]:
@@ -368,6 +380,10 @@ class DataDir:
         """One record of (table, key, item or None) images, fsync-ed."""
         changes = [[table, _encode(dict(key)), None if item is None else _encode(item)] for table, key, item in images]
         self.append({"t": "items", "a": account, "r": region, "c": changes})
+
+    def write_replication(self, record: Mapping[str, Any]) -> None:
+        """One global-tables record (:mod:`.replication`), binary values as base64, fsync-ed."""
+        self.append({"t": "replication", "r": _encode(dict(record))})
 
     def close(self) -> None:
         if self._log is not None:
