@@ -33,14 +33,29 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import boto3
 import pytest
+from botocore.config import Config
 
 from labkit.embedded import DYNAMODB_LOCAL, regions_line, start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 from labkit.operations import Op
-from tests.endpoint.conftest import FakeClock, make_table, post, raw_client, refused
+from tests.endpoint.conftest import FakeClock, make_table, post, refused
 
 EAST, WEST, OHIO, IRELAND = "us-east-1", "us-west-2", "us-east-2", "eu-west-1"
+
+
+def raw_client(url: str, region: str) -> Any:
+    """A plain boto3 client of ``url`` in ``region`` (its credential scope), as team code makes one: no
+    client-side validation (the endpoint's answers are checked) and no retries."""
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=url,
+        region_name=region,
+        aws_access_key_id="labkit",
+        aws_secret_access_key="labkit",
+        config=Config(parameter_validation=False, retries={"mode": "standard", "total_max_attempts": 1}),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -328,6 +343,26 @@ def test_default_policy__clock_past_write_time_plus_lag__delivered_at_the_next_r
     clock.now += 0.2
     assert read(west, name, "a") == item("a")
     assert pending(endpoint) == []
+
+
+def test_replication_lag__zero__every_later_request_sees_the_write_delivered(
+    endpoint: EmbeddedEndpoint, east: Any, west: Any
+) -> None:
+    """Lag 0 makes replication synchronous for every observer: the next request in any region finds the
+    write delivered, so two version-guarded updates in two regions no longer both pass."""
+    name = global_table(east, WEST)
+    control(endpoint, Op.SET_REPLICATION_LAG, {"Seconds": 0})
+    east.put_item(TableName=name, Item={**item("settings"), "version": {"N": "1"}})
+    guarded = {
+        "TableName": name,
+        "Key": {"PK": {"S": "settings"}, "SK": {"S": "A"}},
+        "UpdateExpression": "SET version = :next",
+        "ConditionExpression": "version = :seen",
+        "ExpressionAttributeValues": {":seen": {"N": "1"}, ":next": {"N": "2"}},
+    }
+    east.update_item(**guarded)
+    code, _ = refused(west.update_item, **guarded)
+    assert code == "ConditionalCheckFailedException"
 
 
 def test_replication_lag__null__only_deliver_replications_delivers(
