@@ -238,6 +238,14 @@ def test_replica_delete__last_other_replica__table_regional_again_pending_droppe
     assert pending(endpoint) == []
 
 
+def test_replica_create__table_named_by_its_arn__same_as_by_name(east: Any, west: Any) -> None:
+    """UpdateTable's TableName may be the table's ARN: the replica is made all the same."""
+    name = make_table(east)
+    arn = east.describe_table(TableName=name)["Table"]["TableArn"]
+    east.update_table(TableName=arn, ReplicaUpdates=[{"Create": {"RegionName": WEST}}])
+    assert [r["RegionName"] for r in west.describe_table(TableName=name)["Table"]["Replicas"]] == [EAST]
+
+
 def test_delete_table__of_a_replica__leaves_the_global_table(east: Any, west: Any, ohio: Any) -> None:
     """ "You can delete a global table's replica table the same way you delete a regular table": the
     others no longer list it."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...operations import Op
+from ..store.arns import table_of_arn
 from ..store.replication import Group
 from ..wire.decode import Request
 from . import Steps
@@ -18,6 +20,8 @@ if TYPE_CHECKING:
 def _answer(store: MotoStore, request: Request) -> Response | None:
     replication = store.replication
     table = str(request.params.get("TableName", ""))
+    if table.startswith("arn:"):
+        table = table_of_arn(Op.DELETE_TABLE, table, request.account, request.region)
     group = replication.group(request.account, request.region, table) if replication.groups else None
     if group is None:
         return None

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...operations import DYNAMODB_TARGET, Op
 from ..errors import ClientFault, invalid
+from ..store.arns import table_of_arn
 from ..store.changes import Change, Commit
 from ..store.replication import DELIVERED, EVENTUAL, STRONG, Group, key_id
 from ..store.restore import definition
@@ -114,6 +115,8 @@ def _global(store: MotoStore, request: Request) -> Response:
     """UpdateTable with ReplicaUpdates / MultiRegionConsistency / GlobalTableWitnessUpdates."""
     params = request.params
     account, region, table = request.account, request.region, str(params["TableName"])
+    if table.startswith("arn:"):
+        table = table_of_arn(Op.UPDATE_TABLE, table, account, region)
     if not store.replication.offered:
         raise invalid(
             "DynamoDB Local does not support global tables: ReplicaUpdates, MultiRegionConsistency and "
