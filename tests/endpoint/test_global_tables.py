@@ -325,6 +325,29 @@ def test_mrec_transaction__items_replicate_separately(endpoint: EmbeddedEndpoint
     assert read(west, name, "marker") == item("marker") and read(west, name, "user") is None
 
 
+def test_mrec_batch_partiql_and_ttl_writes__each_item_a_delivery(
+    endpoint: EmbeddedEndpoint, clock: FakeClock, east: Any
+) -> None:
+    """Every write of an item replicates, whatever made it: a BatchWriteItem's items, a PartiQL INSERT, and
+    the TTL process's deletions (each one delivery per other replica)."""
+    name = global_table(east, WEST)
+    east.update_time_to_live(TableName=name, TimeToLiveSpecification={"AttributeName": "ttl", "Enabled": True})
+    east.batch_write_item(RequestItems={name: [{"PutRequest": {"Item": item(pk)}} for pk in ("b1", "b2")]})
+    east.execute_statement(Statement=f"INSERT INTO \"{name}\" VALUE {{'PK': 'p', 'SK': 'A'}}")
+    assert [(d["Operation"], d["Key"]["PK"]["S"], d["To"]) for d in pending(endpoint)] == [
+        (Op.BATCH_WRITE_ITEM, "b1", WEST),
+        (Op.BATCH_WRITE_ITEM, "b2", WEST),
+        (Op.PUT_ITEM, "p", WEST),  # the statement runs as the request it stands for
+    ]
+    epoch = control(endpoint, Op.LIST_REPLICATIONS, {})["Now"]
+    east.put_item(TableName=name, Item={**item("old"), "ttl": {"N": str(int(epoch) - 60)}})
+    control(endpoint, Op.DELIVER_REPLICATIONS, {"All": True})
+    control(endpoint, Op.EXPIRE_ITEMS, {"TableName": name})
+    assert [(d["Operation"], d["Key"]["PK"]["S"], d["Deletes"]) for d in pending(endpoint)] == [
+        (Op.EXPIRE_ITEMS, "old", True)
+    ]
+
+
 def test_mrec_delete__replicates__an_older_put_does_not_bring_the_item_back(
     endpoint: EmbeddedEndpoint, east: Any, west: Any
 ) -> None:
