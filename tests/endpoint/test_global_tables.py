@@ -39,6 +39,7 @@ from botocore.config import Config
 
 from labkit.embedded import DYNAMODB_LOCAL, regions_line, start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
+from labkit.endpoint.store.durable import LOG, read_records
 from labkit.operations import Op
 from tests.endpoint.conftest import FakeClock, make_table, post, refused
 
@@ -562,3 +563,21 @@ def test_regions_line__after_a_restart__names_the_regions_and_what_is_pending(tm
         line = regions_line(ep.engine)
     assert "tables in: us-east-1 (1), us-west-2 (1)" in line
     assert "global tables: 1, deliveries pending: 1 (made 1 s after each write;" in line
+
+
+def test_data_directory__a_write_and_its_deliveries__one_record(tmp_path: Any) -> None:
+    """A write of a global table's item is kept with its deliveries in one log record, fsync-ed before the
+    answer: a crash keeps both or neither (never a write that is not replicated after a restart)."""
+    data = tmp_path / "data"
+    with start_endpoint(data=data) as ep:
+        east = raw_client(ep.url, EAST)
+        name = global_table(east, WEST, OHIO)
+        east.put_item(TableName=name, Item=item("a"))
+    records, torn = read_records(data / LOG, torn_tail_ok=True)
+    last = records[-1]
+    assert torn is None and last["t"] == "items"
+    assert [(c[0], c[2]["PK"]) for c in last["c"]] == [(name, {"S": "a"})]
+    assert [(d["from"], d["to"], d["k"]["PK"]) for d in last["rep"]["d"]] == [
+        (EAST, WEST, {"S": "a"}),
+        (EAST, OHIO, {"S": "a"}),
+    ]

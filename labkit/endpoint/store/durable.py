@@ -21,8 +21,9 @@ The directory is held with an exclusive ``flock`` on ``DIR/labkit-data.lock`` fo
 endpoint runs: a second ``labkit serve --data DIR`` refuses to start, and writes nothing.
 
 Kept for global tables (``replication`` records): the replica groups, the pending deliveries and the
-write stamps they need, as the store's replication keeps them (:mod:`.replication`); a whole ``state``
-record is written at each start, and the records before it are no longer read.
+write stamps they need, as the store's replication keeps them (:mod:`.replication`); the deliveries a
+write makes ride in its own ``items`` record (``rep``), so a crash keeps both or neither; a whole
+``state`` record is written at each start, and the records before it are no longer read.
 
 Kept for TTL: the setting (in the definitions) and the items, expired or not; a TTL deletion
 (``Labkit.ExpireItems``) is a commit like any other. Not kept: stream records (a table's stream is
@@ -137,6 +138,8 @@ class State:
             return
         who = (str(record["a"]), str(record["r"]))
         tables = self.tables.setdefault(who, {})
+        if record.get("rep") is not None:
+            self.replication.append(dict(record["rep"]))
         if record["t"] == "items":
             for name, key, item in record["c"]:
                 table = tables.get(name)
@@ -372,14 +375,24 @@ class DataDir:
         self._log.write(frame(record))
         self._sync()
 
-    def write_commit(self, commit: Commit) -> None:
-        """A data-plane commit: the after-image of every item it wrote, one record."""
-        self.write_items(commit.account, commit.region, [(c.table, c.key, c.after) for c in commit.changes])
+    def write_commit(self, commit: Commit, sent: Mapping[str, Any] | None = None) -> None:
+        """A data-plane commit: the after-image of every item it wrote, one record (with ``sent``: the
+        replication deliveries it makes, in the same record)."""
+        self.write_items(commit.account, commit.region, [(c.table, c.key, c.after) for c in commit.changes], sent)
 
-    def write_items(self, account: str, region: str, images: list[tuple[str, Mapping[str, Any], Any]]) -> None:
+    def write_items(
+        self,
+        account: str,
+        region: str,
+        images: list[tuple[str, Mapping[str, Any], Any]],
+        sent: Mapping[str, Any] | None = None,
+    ) -> None:
         """One record of (table, key, item or None) images, fsync-ed."""
         changes = [[table, _encode(dict(key)), None if item is None else _encode(item)] for table, key, item in images]
-        self.append({"t": "items", "a": account, "r": region, "c": changes})
+        record: dict[str, Any] = {"t": "items", "a": account, "r": region, "c": changes}
+        if sent is not None:
+            record["rep"] = _encode(dict(sent))
+        self.append(record)
 
     def write_replication(self, record: Mapping[str, Any]) -> None:
         """One global-tables record (:mod:`.replication`), binary values as base64, fsync-ed."""

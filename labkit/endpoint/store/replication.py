@@ -143,6 +143,7 @@ class Replication:
     writer: Callable[[dict[str, Any]], None] | None = None
     _seq: int = 0
     _next_id: int = 1
+    _prepared: tuple[Commit, list[Delivery]] | None = None
 
     # groups ------------------------------------------------------------------------------------
     def group(self, account: str, region: str, table: str) -> Group | None:
@@ -223,42 +224,57 @@ class Replication:
                 if d.account == account and d.table == table and d.source != region and key_id(d.key) == kid:
                     raise ClientFault("ReplicatedWriteConflictException", CONFLICT_MESSAGE)
 
-    def follow(self, commit: Commit) -> None:
-        """After the store holds a commit: each item of a global table it wrote is stamped, and becomes one
-        delivery per other replica (MRSC: applied there now as well)."""
+    def prepare(self, commit: Commit) -> dict[str, Any] | None:
+        """The deliveries a commit makes, stamped but not yet pending, as the record the data directory
+        writes in the commit's own record (a write is never kept without its deliveries); None: none."""
+        made = self._made(commit)
+        self._prepared = (commit, made)
+        return {"op": "sent", "d": [_record(d) for d in made]} if made else None
+
+    def _made(self, commit: Commit) -> list[Delivery]:
         if commit.operation == DELIVERED or not commit.changes or not self.groups:
-            return
+            return []
+        made = []
         for change in commit.changes:
             group = self.group(commit.account, commit.region, change.table)
             if group is None:
                 continue
             self._seq += 1
             stamp = Stamp(self.clock(), self._seq)
-            kid = key_id(change.key)
-            self.stamps[(commit.account, commit.region, change.table, kid)] = stamp
-            made = []
             for target in group.regions:
-                if target == commit.region:
-                    continue
-                delivery = Delivery(
-                    self._next_id,
-                    commit.account,
-                    change.table,
-                    dict(change.key),
-                    commit.region,
-                    target,
-                    stamp,
-                    change.after,
-                    commit.operation,
-                    None if self.lag is None else stamp.at + self.lag,
-                    group.consistency,
-                )
-                self._next_id += 1
-                self.pending[delivery.id] = delivery
-                made.append(delivery)
-                if group.consistency == STRONG:
-                    self._apply(delivery)
-            self._keep({"op": "sent", "stamp": [stamp.at, stamp.seq], "d": [_record(d) for d in made]})
+                if target != commit.region:
+                    due = None if self.lag is None else stamp.at + self.lag
+                    made.append(
+                        Delivery(
+                            self._next_id,
+                            commit.account,
+                            change.table,
+                            dict(change.key),
+                            commit.region,
+                            target,
+                            stamp,
+                            change.after,
+                            commit.operation,
+                            due,
+                            group.consistency,
+                        )
+                    )
+                    self._next_id += 1
+        return made
+
+    def follow(self, commit: Commit) -> None:
+        """After the store holds a commit: each item of a global table it wrote is stamped, and becomes one
+        delivery per other replica (MRSC: applied there now as well)."""
+        prepared, self._prepared = self._prepared, None
+        kept = prepared is not None and prepared[0] is commit
+        made = prepared[1] if prepared is not None and kept else self._made(commit)
+        for delivery in made:
+            self.stamps[(delivery.account, delivery.source, delivery.table, key_id(delivery.key))] = delivery.stamp
+            self.pending[delivery.id] = delivery
+            if delivery.consistency == STRONG:
+                self._apply(delivery)
+        if made and not kept:
+            self._keep({"op": "sent", "d": [_record(d) for d in made]})
 
     # deliveries --------------------------------------------------------------------------------
     def deliver(self, ids: Iterable[int]) -> list[dict[str, Any]]:

@@ -215,8 +215,10 @@ class Durable:
         were and the request is answered InternalServerError (it was not acknowledged)."""
         if not commit.changes:
             return
+        replication = getattr(self.store, "replication", None)
+        sent = replication.prepare(commit) if replication is not None else None
         try:
-            self.data.write_commit(commit)
+            self.data.write_commit(commit, sent)
         except OSError as exc:
             for change in commit.changes:
                 if change.before is None:
