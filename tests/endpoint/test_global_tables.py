@@ -37,9 +37,11 @@ import boto3
 import pytest
 from botocore.config import Config
 
+from labkit.backend import Connection
 from labkit.embedded import DYNAMODB_LOCAL, regions_line, start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 from labkit.endpoint.store.durable import LOG, read_records
+from labkit.faults import deliver_replications, replications, set_replication_lag
 from labkit.operations import Op
 from tests.endpoint.conftest import FakeClock, make_table, post, refused
 
@@ -581,3 +583,17 @@ def test_data_directory__a_write_and_its_deliveries__one_record(tmp_path: Any) -
         (EAST, WEST, {"S": "a"}),
         (EAST, OHIO, {"S": "a"}),
     ]
+
+
+def test_python_helpers__list_deliver_and_lag__as_the_control_operations(endpoint: EmbeddedEndpoint, east: Any) -> None:
+    """``labkit.faults.replications``, ``deliver_replications`` and ``set_replication_lag`` send the control
+    operations from a connection: what a lesson or the race lab calls."""
+    conn = Connection("embedded", endpoint.url, WEST)
+    name = global_table(east, WEST)
+    assert set_replication_lag(conn, None) == 1.0
+    east.put_item(TableName=name, Item=item("a"))
+    (delivery,) = replications(conn)
+    assert (delivery["TableName"], delivery["To"], delivery["Due"]) == (name, WEST, None)
+    assert deliver_replications(conn, [delivery["Id"]]) == [{"Id": delivery["Id"], "Outcome": "applied"}]
+    assert read(conn.client, name, "a") == item("a")
+    assert deliver_replications(conn) == [] and set_replication_lag(conn, 1.0) is None
