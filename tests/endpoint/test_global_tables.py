@@ -270,6 +270,25 @@ def test_mrec_write__applied_in_its_region__replicated_later(endpoint: EmbeddedE
     assert read(west, name, "a") == item("a", v="1")
 
 
+def test_mrec_replica__query_and_scan__find_copied_and_delivered_items(
+    endpoint: EmbeddedEndpoint, east: Any, west: Any
+) -> None:
+    """A replica is a table like any other: Query and Scan there find the items it was made with and the
+    ones delivered since, and a delivered delete leaves them."""
+    name = make_table(east)
+    east.put_item(TableName=name, Item=item("a", v="copied"))
+    east.update_table(TableName=name, ReplicaUpdates=[{"Create": {"RegionName": WEST}}])
+    east.put_item(TableName=name, Item=item("b", v="delivered"))
+    control(endpoint, Op.DELIVER_REPLICATIONS, {"All": True})
+    query = {"TableName": name, "KeyConditionExpression": "PK = :p"}
+    assert west.query(**query, ExpressionAttributeValues={":p": {"S": "b"}})["Items"] == [item("b", v="delivered")]
+    assert west.scan(TableName=name)["Count"] == 2
+    west.delete_item(TableName=name, Key={"PK": {"S": "a"}, "SK": {"S": "A"}})
+    control(endpoint, Op.DELIVER_REPLICATIONS, {"All": True})
+    assert east.query(**query, ExpressionAttributeValues={":p": {"S": "a"}})["Items"] == []
+    assert east.scan(TableName=name)["Count"] == 1
+
+
 def test_mrec_conflict__two_regions_one_item__last_writer_wins_everywhere(
     endpoint: EmbeddedEndpoint, clock: FakeClock, east: Any, west: Any
 ) -> None:
