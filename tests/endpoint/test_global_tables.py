@@ -434,6 +434,7 @@ def test_replication_lag__null__only_deliver_replications_delivers(
     ("operation", "params"),
     [
         (Op.DELIVER_REPLICATIONS, {"Ids": [999999]}),
+        (Op.DELIVER_REPLICATIONS, {"Ids": "twice"}),
         (Op.DELIVER_REPLICATIONS, {}),
         (Op.DELIVER_REPLICATIONS, {"Ids": "1"}),
         (Op.DELIVER_REPLICATIONS, {"All": False}),
@@ -449,6 +450,8 @@ def test_replication_controls__bad_input__400_nothing_delivered(
     name = global_table(east, WEST)
     east.put_item(TableName=name, Item=item("a"))
     before = pending(endpoint)
+    if params == {"Ids": "twice"}:  # the pending delivery, named twice
+        params = {"Ids": [before[0]["Id"], before[0]["Id"]]}
     status, payload = post(endpoint.url, operation, json.dumps(params).encode())
     assert status == 400 and payload["__type"].endswith("ValidationException"), payload
     assert pending(endpoint) == before

@@ -283,6 +283,8 @@ class Replication:
         ``acknowledged`` (applied when it was written). An id not pending is a ClientFault, nothing delivered."""
         wanted = list(ids)
         missing = [i for i in wanted if i not in self.pending]
+        if len(set(wanted)) != len(wanted):
+            raise ClientFault("ValidationException", f"a delivery is made once: Ids {wanted} names one twice")
         if missing:
             raise ClientFault(
                 "ValidationException",
