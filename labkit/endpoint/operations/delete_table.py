@@ -19,10 +19,12 @@ if TYPE_CHECKING:
 
 def _answer(store: MotoStore, request: Request) -> Response | None:
     replication = store.replication
+    if not replication.groups:
+        return None
     table = str(request.params.get("TableName", ""))
     if table.startswith("arn:"):
         table = table_of_arn(Op.DELETE_TABLE, table, request.account, request.region)
-    group = replication.group(request.account, request.region, table) if replication.groups else None
+    group = replication.group(request.account, request.region, table)
     if group is None:
         return None
     answered = store.dispatch(request)
