@@ -237,8 +237,8 @@ class DynamoEngine:
             return self._control(control, body)
         try:
             request = decode(headers, body, self.store.account_of)
-            with self.lock:
-                return self._handle(request)
+            with self.lock:  # global tables: the deliveries it made named in its answer
+                return self.store.replication.answering(lambda: self._handle(request))
         except ClientFault as fault:
             if fault.code == "UnknownOperationException" and self._controls:
                 fault.message += f"; this endpoint also answers {', '.join(sorted(self._controls))}"

@@ -40,6 +40,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from labkit.backend import Connection
+from labkit.constants import REPLICATIONS_HEADER
 from labkit.embedded import DYNAMODB_LOCAL, regions_line, start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 from labkit.endpoint.store.durable import LOG, read_records
@@ -289,6 +290,19 @@ def test_mrec_replica__query_and_scan__find_copied_and_delivered_items(
     control(endpoint, Op.DELIVER_REPLICATIONS, {"All": True})
     assert east.query(**query, ExpressionAttributeValues={":p": {"S": "a"}})["Items"] == []
     assert east.scan(TableName=name)["Count"] == 1
+
+
+def test_mrec_write__its_answer_names_the_deliveries_it_made(endpoint: EmbeddedEndpoint, east: Any) -> None:
+    """The answer of a write carries ``X-Labkit-Replications``: the ids of the deliveries it made (the race lab
+    names a delivery after its call); a read's answer carries none."""
+    name = global_table(east, WEST, OHIO)
+    answer = east.transact_write_items(
+        TransactItems=[{"Put": {"TableName": name, "Item": item(pk)}} for pk in ("user", "marker")]
+    )
+    named = answer["ResponseMetadata"]["HTTPHeaders"][REPLICATIONS_HEADER.lower()]
+    assert named == ",".join(str(d["Id"]) for d in pending(endpoint))
+    read_answer = east.get_item(TableName=name, Key={"PK": {"S": "user"}, "SK": {"S": "A"}})
+    assert REPLICATIONS_HEADER.lower() not in read_answer["ResponseMetadata"]["HTTPHeaders"]
 
 
 def test_mrec_conflict__two_regions_one_item__last_writer_wins_everywhere(

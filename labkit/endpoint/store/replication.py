@@ -25,104 +25,39 @@ Multi-Region strong consistency (MRSC): a write is applied in every replica befo
 deliveries that change nothing when delivered; a write to the same item from another region while one
 is in flight fails with ReplicatedWriteConflictException (decision 183).
 
-The state (the groups, the pending deliveries, the stamps they need) is plain data, written to the
-data directory (:mod:`.durable`) as ``replication`` records when ``--data`` is given. No moto import.
+The state (groups, pending deliveries, the stamps they need) is written to the data directory. No moto.
 """
 
 from __future__ import annotations
 
-import base64
-import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ...operations import Op
+from ... import constants as C
 from ..errors import ClientFault
 from ..plan import Target
 from .changes import Change, Commit
-
-if TYPE_CHECKING:
-    from .moto_store import MotoStore
-
-GLOBAL_TABLE_VERSION = "2019.11.21"
-EVENTUAL = "EVENTUAL"
-STRONG = "STRONG"
-#: The default lag of a delivery: "typically within a second or less" (decision 182).
-DEFAULT_LAG_SECONDS = 1.0
-#: The operation named in the commit a delivery applies (never replicated again).
-DELIVERED = Op.DELIVER_REPLICATIONS
-#: "The request was rejected because one or more items in the request are being modified by a request
-#: in another Region." (API reference: ReplicatedWriteConflictException)
-CONFLICT_MESSAGE = (
-    "The request was rejected because one or more items in the request are being modified by a request in another "
-    "Region."
+from .deliveries import (
+    CONFLICT_MESSAGE,
+    DEFAULT_LAG_SECONDS,
+    DELIVERED,
+    EVENTUAL,
+    GLOBAL_TABLE_VERSION,
+    STRONG,
+    Delivery,
+    Group,
+    Stamp,
+    WireItem,
+    delivery_of,
+    key_id,
+    record_of,
 )
 
-WireItem = dict[str, Any]
-
-
-def key_id(key: Mapping[str, Any]) -> str:
-    """A key as a stable string (binary values as they are given: base64 text or bytes made text)."""
-    return json.dumps(key, sort_keys=True, separators=(",", ":"), default=_text)
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bytes | bytearray):
-        return base64.b64encode(value).decode("ascii")
-    raise TypeError(f"not JSON: {type(value).__name__}")
-
-
-@dataclass(frozen=True, order=True)
-class Stamp:
-    """When a write happened, in the order last writer wins compares: the engine's epoch, then its
-    commit sequence (ties broken by which write reached the engine later)."""
-
-    at: float
-    seq: int
-
-
-@dataclass
-class Group:
-    """The replicas of one global table (by account and table name): regions in the order they joined."""
-
-    regions: list[str]
-    consistency: str = EVENTUAL
-    witness: str | None = None
-
-
-@dataclass
-class Delivery:
-    """One write of one item, on its way from the region that took it to another replica."""
-
-    id: int
-    account: str
-    table: str
-    key: dict[str, Any]
-    source: str
-    target: str
-    stamp: Stamp
-    image: WireItem | None  # the item after the write; None: it was deleted
-    operation: str
-    due: float | None  # epoch seconds when the default policy delivers it; None: only when asked
-    consistency: str = EVENTUAL
-
-    def describe(self) -> dict[str, Any]:
-        """As ``Labkit.ListReplications`` answers it."""
-        return {
-            "Id": self.id,
-            "TableName": self.table,
-            "Key": self.key,
-            "From": self.source,
-            "To": self.target,
-            "WriteTime": self.stamp.at,
-            "Sequence": self.stamp.seq,
-            "Operation": self.operation,
-            "Deletes": self.image is None,
-            "Due": self.due,
-            "MultiRegionConsistency": self.consistency,
-        }
+if TYPE_CHECKING:
+    from ..wire.encode import Response
+    from .moto_store import MotoStore
 
 
 @dataclass
@@ -144,16 +79,13 @@ class Replication:
     _seq: int = 0
     _next_id: int = 1
     _prepared: tuple[Commit, list[Delivery]] | None = None
+    _made_ids: list[int] = field(default_factory=list)
 
     # groups ------------------------------------------------------------------------------------
     def group(self, account: str, region: str, table: str) -> Group | None:
         """The global table ``table`` is a replica of in ``region`` (None: a regional table)."""
         found = self.groups.get((account, table))
         return found if found is not None and region in found.regions else None
-
-    def regions(self) -> list[str]:
-        """Every region a replica lives in, sorted."""
-        return sorted({r for g in self.groups.values() for r in g.regions})
 
     def set_group(self, account: str, table: str, group: Group | None) -> None:
         """Make (``group``) or end (None) a global table; pending deliveries to a region that left are dropped."""
@@ -229,7 +161,7 @@ class Replication:
         writes in the commit's own record (a write is never kept without its deliveries); None: none."""
         made = self._made(commit)
         self._prepared = (commit, made)
-        return {"op": "sent", "d": [_record(d) for d in made]} if made else None
+        return {"op": "sent", "d": [record_of(d) for d in made]} if made else None
 
     def _made(self, commit: Commit) -> list[Delivery]:
         if commit.operation == DELIVERED or not commit.changes or not self.groups:
@@ -262,6 +194,18 @@ class Replication:
                     self._next_id += 1
         return made
 
+    def answering(self, answer: Callable[[], Response]) -> Response:
+        """``answer()``, with the ids of the deliveries it made in :data:`~labkit.constants.REPLICATIONS_HEADER`
+        (the race lab names a delivery after the call that made it)."""
+        self._made_ids = []
+        try:
+            response = answer()
+        finally:
+            made, self._made_ids = self._made_ids, []
+        if made:
+            response[1][C.REPLICATIONS_HEADER] = ",".join(map(str, made))
+        return response
+
     def follow(self, commit: Commit) -> None:
         """After the store holds a commit: each item of a global table it wrote is stamped, and becomes one
         delivery per other replica (MRSC: applied there now as well)."""
@@ -271,10 +215,11 @@ class Replication:
         for delivery in made:
             self.stamps[(delivery.account, delivery.source, delivery.table, key_id(delivery.key))] = delivery.stamp
             self.pending[delivery.id] = delivery
+            self._made_ids.append(delivery.id)
             if delivery.consistency == STRONG:
                 self._apply(delivery)
         if made and not kept:
-            self._keep({"op": "sent", "d": [_record(d) for d in made]})
+            self._keep({"op": "sent", "d": [record_of(d) for d in made]})
 
     # deliveries --------------------------------------------------------------------------------
     def deliver(self, ids: Iterable[int]) -> list[dict[str, Any]]:
@@ -347,7 +292,7 @@ class Replication:
                     self.groups[key] = Group(list(g["regions"]), g["consistency"], g.get("witness"))
             elif op == "sent":
                 for raw in record["d"]:
-                    d = _delivery(raw)
+                    d = delivery_of(raw)
                     self.pending[d.id] = d
                     self.stamps[(d.account, d.source, d.table, key_id(d.key))] = d.stamp
                     self._next_id = max(self._next_id, d.id + 1)
@@ -363,7 +308,7 @@ class Replication:
                     (a, n): Group(list(g["regions"]), g["consistency"], g.get("witness"))
                     for a, n, g in record["groups"]
                 }
-                self.pending = {d.id: d for d in map(_delivery, record["pending"])}
+                self.pending = {d.id: d for d in map(delivery_of, record["pending"])}
                 self.stamps = {(k[0], k[1], k[2], k[3]): Stamp(at, seq) for k, (at, seq) in record["stamps"]}
                 self._seq = int(record["seq"])
                 self._next_id = int(record["next"])
@@ -378,7 +323,7 @@ class Replication:
                 [a, n, {"regions": g.regions, "consistency": g.consistency, "witness": g.witness}]
                 for (a, n), g in self.groups.items()
             ],
-            "pending": [_record(d) for d in self.pending.values()],
+            "pending": [record_of(d) for d in self.pending.values()],
             "stamps": [[list(k), [s.at, s.seq]] for k, s in self.stamps.items()],
             "seq": self._seq,
             "next": self._next_id,
@@ -388,39 +333,6 @@ class Replication:
 def _stored_key(item: WireItem, key: Mapping[str, Any]) -> dict[str, Any]:
     """The key as the stored item holds it (binary values as bytes)."""
     return {name: item.get(name, value) for name, value in key.items()}
-
-
-def _record(d: Delivery) -> dict[str, Any]:
-    return {
-        "id": d.id,
-        "a": d.account,
-        "n": d.table,
-        "k": d.key,
-        "from": d.source,
-        "to": d.target,
-        "stamp": [d.stamp.at, d.stamp.seq],
-        "image": d.image,
-        "op": d.operation,
-        "due": d.due,
-        "c": d.consistency,
-    }
-
-
-def _delivery(raw: Mapping[str, Any]) -> Delivery:
-    at, seq = raw["stamp"]
-    return Delivery(
-        int(raw["id"]),
-        str(raw["a"]),
-        str(raw["n"]),
-        dict(raw["k"]),
-        str(raw["from"]),
-        str(raw["to"]),
-        Stamp(float(at), int(seq)),
-        raw["image"],
-        str(raw["op"]),
-        raw["due"],
-        str(raw["c"]),
-    )
 
 
 __all__ = [
