@@ -98,20 +98,9 @@ class Replication:
         for d in list(self.pending.values()):
             if d.account == account and d.table == table and d.target not in kept:
                 del self.pending[d.id]
-        self._keep(
-            {
-                "op": "group",
-                "a": account,
-                "n": table,
-                "g": None
-                if (account, table) not in self.groups
-                else {
-                    "regions": list(self.groups[(account, table)].regions),
-                    "consistency": self.groups[(account, table)].consistency,
-                    "witness": self.groups[(account, table)].witness,
-                },
-            }
-        )
+        now = self.groups.get((account, table))
+        shape = None if now is None else {"regions": now.regions, "consistency": now.consistency, "witness": now.witness}
+        self._keep({"op": "group", "a": account, "n": table, "g": shape})
 
     def describe(self, account: str, region: str, table: str, description: dict[str, Any]) -> None:
         """Add what a global table's TableDescription says of its replicas (in place): the other regions'
