@@ -98,8 +98,8 @@ class Replication:
         for d in list(self.pending.values()):
             if d.account == account and d.table == table and d.target not in kept:
                 del self.pending[d.id]
-        now = self.groups.get((account, table))
-        shape = None if now is None else {"regions": now.regions, "consistency": now.consistency, "witness": now.witness}
+        g = self.groups.get((account, table))
+        shape = None if g is None else {"regions": g.regions, "consistency": g.consistency, "witness": g.witness}
         self._keep({"op": "group", "a": account, "n": table, "g": shape})
 
     def describe(self, account: str, region: str, table: str, description: dict[str, Any]) -> None:
