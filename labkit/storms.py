@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import json
 import random
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -41,6 +42,20 @@ BACKOFF_BASE = 1.0
 BACKOFF_CAP = 20.0
 #: Columns of :attr:`Storm.ops` (those of :func:`labkit.races.stress`, on the lab's clock).
 OPS_COLUMNS = ("worker", "seq", "start", "end", "ok", "error_code", "result", "calls", "retries")
+#: The partition key of every lab table: an attempt's partition is the value it sends under this name.
+PARTITION_KEY = "PK"
+
+
+def _partition_of(body: Any) -> str | None:
+    """The partition key value a request addresses (its ``Key`` or ``Item``), as its JSON; None for a
+    request that names no single item (Query, BatchGetItem, TransactWriteItems...)."""
+    try:
+        request = json.loads(body or b"{}")
+    except (TypeError, ValueError):
+        return None
+    item = request.get("Key") or request.get("Item") if isinstance(request, dict) else None
+    value = item.get(PARTITION_KEY) if isinstance(item, dict) else None
+    return None if value is None else json.dumps(value, sort_keys=True)
 
 
 @dataclass
@@ -48,7 +63,9 @@ class Storm:
     """What :func:`storm` measured, in lab seconds: one row per operation, one row per HTTP attempt."""
 
     ops: pd.DataFrame  # worker, seq, start (arrival), end (its last answer), ok, error_code, result, calls, retries
-    attempts: pd.DataFrame  # time (lab s from the storm's start), code ("ok" or DynamoDB's error code)
+    #: time (lab s from the storm's start), code ("ok" or DynamoDB's error code), partition (the partition
+    #: key value the attempt addressed, as JSON; None if it named no single item)
+    attempts: pd.DataFrame
     #: The first attempt DynamoDB throttled, as botocore raised it (None: nothing was throttled).
     first_throttle: ClientError | None = None
 
@@ -57,17 +74,32 @@ class Storm:
         """HTTP attempts DynamoDB answered with a throttling error."""
         return int(self.attempts["code"].isin(THROTTLING_CODES).sum())
 
-    def bars(self, bin_seconds: float = 0.5, end: float | None = None) -> pd.DataFrame:
+    @property
+    def partitions(self) -> int:
+        """How many partition key values the storm's attempts addressed (the lab: one partition each)."""
+        return int(self.attempts["partition"].nunique())
+
+    def busiest_partition(self) -> str | None:
+        """The partition key value (JSON) with the most accepted attempts; None if none was accepted."""
+        accepted = self.attempts[self.attempts["code"] == "ok"]["partition"].dropna()
+        if accepted.empty:
+            return None
+        counts = accepted.value_counts()
+        return str(min(counts.index[counts == counts.max()]))
+
+    def bars(self, bin_seconds: float = 0.5, end: float | None = None, *, partition: str | None = None) -> pd.DataFrame:
         """The figure's top row: HTTP attempts per second, accepted and throttled, per ``bin_seconds``
-        of lab time from 0 to ``end`` (default: the last attempt)."""
+        of lab time from 0 to ``end`` (default: the last attempt); only the attempts on ``partition``
+        (a value of ``attempts["partition"]``) if given."""
         import numpy as np
         import pandas as pd
 
         check_positive("bin_seconds", bin_seconds)
         last = float(self.attempts["time"].max()) if len(self.attempts) else 1.0
         edges = np.arange(0, (last if end is None else end) + bin_seconds, bin_seconds)
-        t = self.attempts["time"]
-        throttled = self.attempts["code"].isin(THROTTLING_CODES)
+        attempts = self.attempts if partition is None else self.attempts[self.attempts["partition"] == partition]
+        t = attempts["time"]
+        throttled = attempts["code"].isin(THROTTLING_CODES)
         ok_counts, _ = np.histogram(t[~throttled], bins=edges)
         bad_counts, _ = np.histogram(t[throttled], bins=edges)
         return pd.DataFrame(
@@ -125,15 +157,15 @@ def storm(
     check_int("ops", ops, least=1)
     check_positive("rate", rate, "operations a second")
     backoff = random.Random(seed)
-    log: list[tuple[float, str]] = []
+    log: list[tuple[float, str, str | None]] = []
     now = 0.0  # the lab instant of the attempt being sent
 
-    def attempt(response: Any = None, **_: Any) -> None:
+    def attempt(response: Any = None, request_dict: Any = None, **_: Any) -> None:
         if response is None:  # no answer at all (a connection error): not an attempt DynamoDB answered
             return
         http, parsed = response
         code = parsed.get("Error", {}).get("Code") if http.status_code >= 300 else "ok"
-        log.append((now, str(code or f"HTTP {http.status_code}")))
+        log.append((now, str(code or f"HTTP {http.status_code}"), _partition_of((request_dict or {}).get("body"))))
 
     clients = []
     for _ in range(threads):
@@ -168,22 +200,18 @@ def storm(
             row.update(end=now, retries=tries - 1)
             row["calls"] += len(log) - before
     frame = pd.DataFrame(rows, columns=list(OPS_COLUMNS))
-    attempts = pd.DataFrame(log, columns=["time", "code"])
+    attempts = pd.DataFrame(log, columns=["time", "code", "partition"])
     return Storm(frame, attempts.sort_values("time", kind="stable").reset_index(drop=True), first_throttle)
 
 
-def plot_storm(
-    storms: Mapping[str, Storm],
-    scale: float,
-    *,
-    partitions: Mapping[str, int] | None = None,
-    bin_seconds: float = 0.5,
-) -> Figure:
-    """Per storm: attempts per second (accepted vs throttled) over lab time, and each request's wait.
+def plot_storm(storms: Mapping[str, Storm], scale: float, *, bin_seconds: float = 0.5) -> Figure:
+    """Per storm: attempts per second (accepted vs throttled) on its busiest partition, and each request's wait.
 
-    ``partitions`` says how many partitions a storm's writes were spread over (default 1), drawn as
-    their combined limit. The bars are :meth:`Storm.bars`; the bottom row is each request's time from
-    its arrival to its last answer, in lab seconds (0 for a request answered at its first attempt).
+    The top row compares like with like: the attempts on one partition (the one with the most accepted
+    attempts, :meth:`Storm.busiest_partition`) against one partition's write limit (dashed), in
+    ``bin_seconds`` bins of lab time (:meth:`Storm.bars`); a bin above the limit is annotated: the lab's
+    bucket starts full (one second of the limit, :mod:`labkit.throughput`). The bottom row is each
+    request's time from its arrival to its last answer, in lab seconds (0: answered at its first attempt).
     """
     require("matplotlib", "lab", "labkit.storms.plot_storm")
     from matplotlib.figure import Figure
@@ -195,7 +223,8 @@ def plot_storm(
     peak = 1.0
     for col, (name, run) in enumerate(storms.items()):
         top, bottom = axes[0][col], axes[1][col]
-        bars = run.bars(bin_seconds, end)
+        busiest = run.busiest_partition()
+        bars = run.bars(bin_seconds, end, partition=busiest)
         width = bin_seconds * 0.9
         top.bar(bars["start"], bars["accepted"], width=width, align="edge", color="#4C72B0", label="accepted")
         top.bar(
@@ -208,22 +237,32 @@ def plot_storm(
             label="throttled",
         )
         peak = max(peak, float((bars["accepted"] + bars["throttled"]).max()) if len(bars) else 0.0)
-        spread = (partitions or {}).get(name, 1)
         top.axhline(
             limit,
             color="black",
             linestyle="--",
             linewidth=1,
-            label=f"one partition's limit: {limit:g} writes/s (scale {scale:g})",
+            label=f"one partition's limit: {limit:g} writes/s",
         )
+        over = bars[bars["accepted"] > limit]
+        if len(over):
+            first = over.iloc[0]
+            top.annotate(
+                "the bucket starts full:\none second of the limit,\nspent at once",
+                xy=(float(first["start"]) + width / 2, float(first["accepted"])),
+                xytext=(float(first["start"]) + 4 * bin_seconds, limit * 6),
+                fontsize=8,
+                bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "0.6"},
+                arrowprops={"arrowstyle": "->", "color": "black", "linewidth": 0.8},
+            )
         s = run.summary()
-        spread_note = f"; {spread} partitions, together {limit * spread:g} writes/s" if spread > 1 else ""
+        where = "its one partition" if run.partitions == 1 else f"the busiest of its {run.partitions} partitions"
         top.set_title(
-            f"{name}{spread_note}\n{s['throttled_attempts']} throttled of {s['http_attempts']} attempts, "
+            f"{name}: {where}\n{s['throttled_attempts']} throttled of {s['http_attempts']} attempts in all, "
             f"{s['failed']} requests failed",
             fontsize=10,
         )
-        top.set_ylabel("HTTP attempts / s")
+        top.set_ylabel("HTTP attempts / s, one partition")
         top.legend(loc="upper right", fontsize=8)
         waited = run.ops["end"] - run.ops["start"]
         retried = run.ops["retries"] > 0
@@ -236,8 +275,8 @@ def plot_storm(
     for col in range(len(storms)):
         axes[0][col].set_ylim(0, peak * 1.25)
         axes[1][col].set_ylim(min(lows), max(highs))
-    fig.suptitle(f"The same write storm on one item and on a sharded counter (partition scale {scale:g})")
+    fig.suptitle(f"The same write storm on one item and on a sharded counter, partition by partition (scale {scale:g})")
     return fig
 
 
-__all__ = ["BACKOFF_BASE", "BACKOFF_CAP", "OPS_COLUMNS", "Storm", "plot_storm", "storm"]
+__all__ = ["BACKOFF_BASE", "BACKOFF_CAP", "OPS_COLUMNS", "PARTITION_KEY", "Storm", "plot_storm", "storm"]

@@ -15,7 +15,7 @@ import labkit
 from labkit import constants as C
 from labkit.backend import Connection
 from labkit.embedded import start_endpoint
-from labkit.storms import Storm, storm
+from labkit.storms import Storm, _partition_of, storm
 from labkit.throughput import set_partition_scale
 from tests.endpoint.conftest import FakeClock
 
@@ -96,3 +96,39 @@ def test_storm__idle_then_cpu_saturated__same_throttle_counts_and_figure_data(
     loaded = _hot_storm(conn)
     assert idle.throttled > 0
     _assert_same(idle, loaded)
+
+
+def test_storm__writes_on_two_keys__each_attempt_names_its_partition(conn: Connection) -> None:
+    """3 workers x 4 writes, workers 0 and 2 on key K0 and worker 1 on K1: each attempt logs the
+    partition key value it sent, the busiest partition is K0, and bars(partition=) counts only its own."""
+    table = f"labkit-storm-{uuid.uuid4().hex[:10]}"
+    labkit.ensure_table(conn, table)
+    on = Connection(conn.backend, conn.endpoint_url, conn.region, table)
+
+    def put(client: Any, worker: int, seq: int) -> None:
+        client.put_item(TableName=table, Item={"PK": {"S": f"K{worker % 2}"}, "SK": {"S": str(seq)}})
+
+    try:
+        run = storm(put, conn=on, threads=3, ops=4, rate=100)
+    finally:
+        labkit.delete_table(on)
+    k0, k1 = '{"S": "K0"}', '{"S": "K1"}'
+    assert run.attempts["partition"].value_counts().to_dict() == {k0: 8, k1: 4}
+    assert run.partitions == 2 and run.busiest_partition() == k0
+    assert run.bars(1.0, partition=k1)["accepted"].sum() == 4.0
+    assert run.bars(1.0)["accepted"].sum() == 12.0
+
+
+@pytest.mark.parametrize(
+    ("body", "partition"),
+    [
+        (b'{"TableName": "t", "Key": {"PK": {"S": "A"}, "SK": {"S": "1"}}}', '{"S": "A"}'),
+        (b'{"TableName": "t", "Item": {"PK": {"N": "7"}}}', '{"N": "7"}'),
+        (b'{"TableName": "t", "KeyConditionExpression": "PK = :pk"}', None),
+        (b"not json", None),
+        (None, None),
+    ],
+)
+def test_partition_of__request_body__the_key_it_addresses_or_none(body: bytes | None, partition: str | None) -> None:
+    """A request's partition is its Key's (or Item's) PK value as JSON; a request naming no single item has none."""
+    assert _partition_of(body) == partition
