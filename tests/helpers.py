@@ -1,6 +1,6 @@
 """Helpers test files import (fixtures live in conftest.py): a team's code, the repository's tools/ scripts, a
-table keyed as team code keys one, the differential checks' hypothesis settings, and busy loops that saturate
-the CPU."""
+table keyed as team code keys one, boto3's resource Table of a lab's table, the differential checks' hypothesis
+settings, and busy loops that saturate the CPU."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hypothesis import settings
+
+    from labkit.backend import Connection
 
 TOOLS = Path(__file__).resolve().parents[1] / "tools"
 
@@ -94,3 +96,20 @@ def derandomized(variable: str, default: int) -> settings:
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
     )
+
+
+def resource_table(conn: Connection) -> Any:
+    """boto3's resource ``Table`` of the connection's table (its own session, labkit's dummy keys), as team code
+    makes one (``batch_writer`` code, a table made at import time)."""
+    import boto3
+
+    from labkit import constants as C
+
+    resource = boto3.session.Session().resource(
+        "dynamodb",
+        endpoint_url=conn.endpoint_url,
+        region_name=conn.region,
+        aws_access_key_id=C.LOCAL_ACCESS_KEY,
+        aws_secret_access_key=C.LOCAL_SECRET_KEY,
+    )
+    return resource.Table(conn.table_name)
