@@ -63,6 +63,23 @@ def raw_client(url: str, region: str = REGION) -> Any:
     )
 
 
+def create_gsi(client: Any, table: str, index: str, attribute: str, kind: str = "S", projection: str = "ALL") -> None:
+    """UpdateTable: a new GSI ``index`` keyed on ``attribute`` (of type ``kind``) alone, defined in the request."""
+    client.update_table(
+        TableName=table,
+        AttributeDefinitions=[{"AttributeName": attribute, "AttributeType": kind}],
+        GlobalSecondaryIndexUpdates=[
+            {
+                "Create": {
+                    "IndexName": index,
+                    "KeySchema": [{"AttributeName": attribute, "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": projection},
+                }
+            }
+        ],
+    )
+
+
 def hot_write(client: Any, table: str) -> str:
     """One ``ADD n :one`` to the hot key (PK HOT, SK X): "ok", or the error code it was refused with."""
     try:
