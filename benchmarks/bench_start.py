@@ -97,7 +97,7 @@ def cpu_seconds(pid: int) -> float:
 
 
 def first_answer(port: int, process: subprocess.Popen[str]) -> None:
-    """Return once ``port`` answers a ListTables with 200 (connection refused: try again in 2 ms)."""
+    """Return once ``port`` answers a ListTables with 200 (no connection yet: try again in 2 ms)."""
     deadline = time.monotonic() + GIVE_UP_SECONDS
     while True:
         if process.poll() is not None:
@@ -108,7 +108,7 @@ def first_answer(port: int, process: subprocess.Popen[str]) -> None:
             response = conn.getresponse()
             payload = response.read()
             conn.close()
-        except ConnectionRefusedError:
+        except ConnectionError:  # refused (not listening yet), or reset by a server still starting
             if time.monotonic() > deadline:
                 raise SystemExit(f"nothing answered on port {port} in {GIVE_UP_SECONDS:.0f} s") from None
             time.sleep(POLL_SECONDS)
