@@ -5,7 +5,9 @@ moto's DynamoDB code changes in patch releases (its request layer moved in 5.2.0
 ``mock_aws``: it subclasses moto's handlers and backends, reads moto's tables and items, and
 patches five things. :data:`INTERNALS` names each such internal and what the engine relies on;
 :func:`prepare` checks each is there (else one :class:`~labkit.errors.ConfigurationError` naming
-what is missing and what to install) and makes the five changes, once per process.
+what is missing and what to install) and makes the five changes, once per process; moto's IAM, which
+the engine reads only once something else has imported it (:func:`get_account_id_from`), is checked
+if loaded.
 ``tests/endpoint/store/test_moto_contract.py`` exercises every entry against the installed moto,
 one test per name, so a moto release that moves one fails there, naming it.
 
@@ -35,10 +37,10 @@ from ..errors import ClientFault
 try:
     import moto
     import moto.dynamodb.responses as moto_responses
-    from moto.core.models import DEFAULT_ACCOUNT_ID
     from moto.core.common_models import BaseModel
     from moto.core.exceptions import JsonRESTError, ServiceException
     from moto.core.model_instances import model_data
+    from moto.core.models import DEFAULT_ACCOUNT_ID
     from moto.core.request import Request as MotoRequest
     from moto.core.utils import camelcase_to_underscores
     from moto.dynamodb.models import DynamoDBBackend
@@ -128,7 +130,7 @@ _prepared = False
 
 
 def missing() -> list[str]:
-    """The names of :data:`INTERNALS` the installed moto lacks (of those loaded: moto's IAM is checked where used)."""
+    """The names of :data:`INTERNALS` the installed moto lacks, of those whose module is loaded."""
     found = [internal.name for internal in INTERNALS if internal.loaded() and not internal.present()]
     if "dynamodb" not in model_data:
         found.append("moto.core.model_instances.model_data['dynamodb']")
