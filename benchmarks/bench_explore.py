@@ -48,14 +48,13 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import boto3
 import common
 from botocore.exceptions import ClientError, ReadTimeoutError
 
 import labkit
-from labkit import constants as C
 from labkit.races import Exploration, Interleaving, explore, run_interleaving
 from labkit.races.explore import count_orders
+from tests.helpers import resource_table
 from tests.races.counters import NAMES, Counter
 
 
@@ -249,13 +248,7 @@ def weak_answers(conn: Any, budget: int, faults: list[str]) -> None:
         "KeyConditionExpression": "PK = :p",
         "ExpressionAttributeValues": {":p": {"S": "CUSTOMER#1"}},
     }
-    resource = boto3.resource(
-        "dynamodb",
-        endpoint_url=conn.endpoint_url,
-        region_name=conn.region,
-        aws_access_key_id=C.LOCAL_ACCESS_KEY,
-        aws_secret_access_key=C.LOCAL_SECRET_KEY,
-    )
+    resource = resource_table(conn)
 
     def setup() -> None:
         labkit.reset_table(conn)
@@ -277,7 +270,7 @@ def weak_answers(conn: Any, budget: int, faults: list[str]) -> None:
         client.batch_write_item(RequestItems={table: [{"PutRequest": {"Item": row}} for row in rows]})
 
     def import_batch_writer() -> None:
-        with resource.Table(table).batch_writer() as batch:
+        with resource.batch_writer() as batch:
             for row in rows:
                 batch.put_item(Item={k: v["S"] for k, v in row.items()})
 

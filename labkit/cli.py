@@ -156,6 +156,12 @@ def _doctor(args: argparse.Namespace) -> int:
     return 0
 
 
+def _exercises(args: argparse.Namespace) -> int:
+    from .exercises.cli import run  # the exercises import pandas and the race lab: only for this command
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .embedded import DYNAMODB_LOCAL, LABKIT, PROFILES
 
@@ -199,9 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--backend", help="embedded, local or aws (default: $LABKIT_BACKEND or embedded)")
     doctor.set_defaults(func=_doctor)
 
-    from .exercises.cli import add_parser as add_exercises_parser  # labkit exercises
-
-    add_exercises_parser(sub)
+    exercises = sub.add_parser("exercises", help="check every exercise's reference solution on this machine")
+    exercises.add_argument("--backend", help="embedded, local or aws (default: $LABKIT_BACKEND or embedded)")
+    exercises.set_defaults(func=_exercises)
     return parser
 
 

@@ -1,11 +1,24 @@
-"""Helpers test files import (fixtures live in conftest.py): a team's code, and the repository's tools/ scripts."""
+"""Helpers test files import (fixtures live in conftest.py): a team's code, the repository's tools/ scripts, a
+table keyed as team code keys one, boto3's resource Table of a lab's table, the differential checks' hypothesis
+settings, and busy loops that saturate the CPU."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import os
+import subprocess
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hypothesis import settings
+
+    from labkit.backend import Connection
 
 TOOLS = Path(__file__).resolve().parents[1] / "tools"
 
@@ -40,3 +53,63 @@ def load_tool(name: str) -> ModuleType:
     sys.modules[name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
+
+
+@contextlib.contextmanager
+def busy_loops(count: int) -> Iterator[None]:
+    """``count`` shell busy loops for the block's duration, each killed by its own handle after."""
+    procs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait(10)
+
+
+@contextlib.contextmanager
+def hash_key_table(client: Any, prefix: str, key: str) -> Iterator[str]:
+    """A PAY_PER_REQUEST table ``labkit-<prefix>-<8 hex digits>`` keyed ``key`` (S) alone; deleted after."""
+    name = f"labkit-{prefix}-{uuid.uuid4().hex[:8]}"
+    client.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": key, "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    try:
+        yield name
+    finally:
+        client.delete_table(TableName=name)
+
+
+def derandomized(variable: str, default: int) -> settings:
+    """Hypothesis settings for a differential check of the race lab: ``$variable`` examples (else ``default``),
+    derandomized (a CI failure replays locally), no deadline, no example database, and none of the health
+    checks a lab's programs trip (slow, large, a module's fixture reused)."""
+    from hypothesis import HealthCheck, settings
+
+    return settings(
+        max_examples=int(os.environ.get(variable, default)),
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
+    )
+
+
+def resource_table(conn: Connection) -> Any:
+    """boto3's resource ``Table`` of the connection's table (its own session, labkit's dummy keys), as team code
+    makes one (``batch_writer`` code, a table made at import time)."""
+    import boto3
+
+    from labkit import constants as C
+
+    resource = boto3.session.Session().resource(
+        "dynamodb",
+        endpoint_url=conn.endpoint_url,
+        region_name=conn.region,
+        aws_access_key_id=C.LOCAL_ACCESS_KEY,
+        aws_secret_access_key=C.LOCAL_SECRET_KEY,
+    )
+    return resource.Table(conn.table_name)

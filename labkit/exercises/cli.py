@@ -2,6 +2,8 @@
 
 What a workshop facilitator asks the room to run before the first exercise: a table of
 exercises, PASSED or FAILED, and how long each check took; exit code 0 when all pass.
+:mod:`labkit.cli` registers the subcommand and imports this module only when it runs (the exercises
+import pandas and the race lab, which ``labkit serve`` does not need).
 """
 
 from __future__ import annotations
@@ -45,11 +47,4 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Register ``labkit exercises`` on the ``labkit`` command's subparsers."""
-    parser = sub.add_parser("exercises", help="check every exercise's reference solution on this machine")
-    parser.add_argument("--backend", help="embedded, local or aws (default: $LABKIT_BACKEND or embedded)")
-    parser.set_defaults(func=run)
-
-
-__all__ = ["add_parser", "run"]
+__all__ = ["run"]

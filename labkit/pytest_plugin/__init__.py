@@ -72,14 +72,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .artifacts import ARTIFACTS_MODULE, Artifacts
-from .environment import EnvironmentOverrides, backend_url, default_region, region_configured, route
+from .artifacts import Artifacts
+from .environment import EnvironmentOverrides, default_region
 from .fixtures import _labkit_connections as _labkit_connections  # the fixture behind labkit_conn
 from .fixtures import labkit_backend, labkit_conn
 from .options import (
-    BACKEND_NAMES,
-    ENDPOINT_VARS,
-    ENV_ROUTED,
     ENVIRONMENT,
     FIXTURES,
     MARKER,
@@ -87,14 +84,11 @@ from .options import (
     PER_TEST,
     ROUTE_MARKER,
     ROUTING_MODES,
-    TABLE_PREFIX,
     check_backend,
     choose_backend,
     source_of,
-    user_endpoint,
 )
 from .session import STATE, LabkitSession, state_of
-from .tables import TableTracker
 
 if TYPE_CHECKING:
     from ..routing import Route
@@ -297,28 +291,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 __all__ = [
-    "ARTIFACTS_MODULE",
-    "BACKEND_NAMES",
-    "ENDPOINT_VARS",
-    "ENVIRONMENT",
-    "ENV_ROUTED",
-    "FIXTURES",
-    "MARKER",
-    "NONE",
-    "PER_TEST",
-    "ROUTE_MARKER",
-    "ROUTING_MODES",
-    "TABLE_PREFIX",
-    "Artifacts",
-    "LabkitSession",
-    "EnvironmentOverrides",
-    "TableTracker",
-    "backend_url",
-    "choose_backend",
     "labkit_backend",
     "labkit_conn",
     "labkit_reason",
-    "region_configured",
-    "route",
-    "user_endpoint",
 ]

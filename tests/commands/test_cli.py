@@ -83,6 +83,15 @@ def _client(port: int) -> Any:
     )
 
 
+def test_serve__start__imports_neither_the_exercises_nor_pandas_nor_motos_iam() -> None:
+    """What `labkit serve` imports before it listens (Python's import log): neither the exercises (pandas, the race
+    lab) nor moto's IAM (cryptography), the imports that made its first answer slow (decision 200)."""
+    with labkit_serve(env=_env(PYTHONPROFILEIMPORTTIME="1")) as running:
+        imported = {line.split("|")[-1].strip() for line in running.banner if line.startswith("import time:")}
+    assert {"labkit.endpoint.engine", "moto.dynamodb.models"} <= imported  # the log is there and the engine built
+    assert not imported & {"pandas", "labkit.exercises", "moto.iam", "cryptography"}
+
+
 def test_serve__real_client__lists_tables(served: Served) -> None:
     """A plain boto3 client (as the AWS CLI would) talks to `labkit serve`."""
     port = served.port

@@ -104,18 +104,30 @@ def test_read__missing_item_no_table_no_network__the_safe_defaults_with_the_reas
         assert flags.values["maintenance_mode"] is True and flags.values["signup_enabled"] is False
 
 
-def test_read__ttl_cache__one_get_item_per_ttl(tconn: Connection) -> None:
-    """1,000 requests 0.1 s apart with a 30 s TTL: 4 GetItems (at 0, 30, 60, 90 s)."""
-    put_flags(tconn, **STORED)
+def counted_reader(tconn: Connection) -> tuple[FlagReader, list[int], list[float]]:
+    """A reader with a 30 s TTL on its own client, the GetItems that client sends (one entry each), and the
+    reader's clock (``now[0]``, seconds; the test moves it)."""
     now = [0.0]
     calls: list[int] = []
     client = tconn.new_client()
     client.meta.events.register("before-call.dynamodb.GetItem", lambda **_: calls.append(1))
-    reader = FlagReader(client, tconn.table_name, ttl=30, clock=lambda: now[0])
-    sources = []
+    return FlagReader(client, tconn.table_name, ttl=30, clock=lambda: now[0]), calls, now
+
+
+def thousand_requests(reader: FlagReader, now: list[float]) -> list[Flags]:
+    """What 1,000 requests 0.1 s apart read (the clock moved before each)."""
+    reads = []
     for request in range(1000):
         now[0] = request * 0.1
-        sources.append(reader.read().source)
+        reads.append(reader.read())
+    return reads
+
+
+def test_read__ttl_cache__one_get_item_per_ttl(tconn: Connection) -> None:
+    """1,000 requests 0.1 s apart with a 30 s TTL: 4 GetItems (at 0, 30, 60, 90 s)."""
+    put_flags(tconn, **STORED)
+    reader, calls, now = counted_reader(tconn)
+    sources = [read.source for read in thousand_requests(reader, now)]
     assert len(calls) == 4 and sources.count("item") == 4 and sources.count("cache") == 996
 
 
@@ -168,15 +180,8 @@ def test_read__item_deleted_then_a_call_fails__the_defaults_never_the_deleted_fl
 def test_read__missing_item__cached_as_missing_for_the_ttl(tconn: Connection) -> None:
     """No item: 1,000 requests 0.1 s apart with a 30 s TTL make 4 GetItems, each answered "defaults";
     once the item is written, it is read at the next TTL step."""
-    now = [0.0]
-    calls: list[int] = []
-    client = tconn.new_client()
-    client.meta.events.register("before-call.dynamodb.GetItem", lambda **_: calls.append(1))
-    reader = FlagReader(client, tconn.table_name, ttl=30, clock=lambda: now[0])
-    reads = []
-    for request in range(1000):
-        now[0] = request * 0.1
-        reads.append(reader.read())
+    reader, calls, now = counted_reader(tconn)
+    reads = thousand_requests(reader, now)
     assert len(calls) == 4 and {(r.source, r.values == DEFAULTS) for r in reads} == {("defaults", True)}
     assert "no settings item" in reads[-1].reason, reads[-1]
     put_flags(tconn, **STORED)

@@ -63,6 +63,45 @@ def raw_client(url: str, region: str = REGION) -> Any:
     )
 
 
+def create_gsi(client: Any, table: str, index: str, attribute: str, kind: str = "S", projection: str = "ALL") -> None:
+    """UpdateTable: a new GSI ``index`` keyed on ``attribute`` (of type ``kind``) alone, defined in the request."""
+    client.update_table(
+        TableName=table,
+        AttributeDefinitions=[{"AttributeName": attribute, "AttributeType": kind}],
+        GlobalSecondaryIndexUpdates=[
+            {
+                "Create": {
+                    "IndexName": index,
+                    "KeySchema": [{"AttributeName": attribute, "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": projection},
+                }
+            }
+        ],
+    )
+
+
+def hot_write(client: Any, table: str) -> str:
+    """One ``ADD n :one`` to the hot key (PK HOT, SK X): "ok", or the error code it was refused with."""
+    try:
+        client.update_item(
+            TableName=table,
+            Key={"PK": {"S": "HOT"}, "SK": {"S": "X"}},
+            UpdateExpression="ADD n :one",
+            ExpressionAttributeValues={":one": {"N": "1"}},
+        )
+    except ClientError as exc:
+        return error_code(exc)
+    return "ok"
+
+
+def streams_client(url: str, region: str = REGION) -> Any:
+    """A DynamoDB Streams client of ``url`` (its own session) with dummy credentials."""
+    import boto3
+
+    keys: dict[str, Any] = {"aws_access_key_id": "labkit", "aws_secret_access_key": "labkit"}
+    return boto3.session.Session().client("dynamodbstreams", endpoint_url=url, region_name=region, **keys)
+
+
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[EmbeddedEndpoint]:
     with start_endpoint() as ep:

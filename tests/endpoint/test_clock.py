@@ -18,7 +18,7 @@ from labkit.endpoint import DynamoEngine, EmbeddedEndpoint
 from labkit.errors import ConfigurationError, ValidationError
 from labkit.faults import lab_clock, set_lab_clock
 from labkit.throughput import set_partition_scale
-from tests.endpoint.conftest import FakeClock, make_table, post, raw_client
+from tests.endpoint.conftest import FakeClock, hot_write, make_table, post, raw_client
 
 
 @pytest.fixture
@@ -88,16 +88,7 @@ def test_frozen_clock__hot_key__bucket_refills_only_when_the_lab_moves_the_clock
     ep.engine.set_clock("frozen")
 
     def write() -> str:
-        try:
-            client.update_item(
-                TableName=table,
-                Key={"PK": {"S": "HOT"}, "SK": {"S": "X"}},
-                UpdateExpression="ADD n :one",
-                ExpressionAttributeValues={":one": {"N": "1"}},
-            )
-        except ClientError as exc:
-            return str(exc.response["Error"]["Code"])
-        return "ok"
+        return hot_write(client, table)
 
     assert [write() for _ in range(11)] == ["ok"] * 10 + ["ThrottlingException"]
     clock.now += 60

@@ -14,14 +14,13 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 
 from labkit.embedded import DYNAMODB_LOCAL, build_engine, start_endpoint
 from labkit.endpoint import DynamoEngine, EmbeddedEndpoint
 from labkit.endpoint.store.expiry import FIVE_YEARS_SECONDS, is_expired
 from labkit.operations import WEAK_ANSWER_HEADER, Op, WeakAnswer
-from tests.endpoint.conftest import FakeClock, code_of, engine_headers, make_table, post, raw_client
+from tests.endpoint.conftest import FakeClock, code_of, engine_headers, make_table, post, raw_client, streams_client
 
 TTL = "expires"
 
@@ -212,13 +211,7 @@ def test_expire_items__stream_on__remove_record_carries_dynamodb_s_service_ident
     put(client, table, "mine", None)
     client.delete_item(TableName=table, Key={"PK": {"S": "mine"}, "SK": {"S": "A"}})
     engine.expire_items(table)
-    streams: Any = boto3.session.Session().client(
-        "dynamodbstreams",
-        endpoint_url=endpoint.url,
-        region_name="us-east-1",
-        aws_access_key_id="labkit",
-        aws_secret_access_key="labkit",
-    )
+    streams = streams_client(endpoint.url)
     arn = streams.list_streams(TableName=table)["Streams"][0]["StreamArn"]
     shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]["ShardId"]
     iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard, ShardIteratorType="TRIM_HORIZON")

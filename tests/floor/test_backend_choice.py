@@ -8,7 +8,7 @@ import labkit
 from labkit.backend import Connection
 from labkit.backend_choice import BackendChoice, resolve_backend
 from labkit.errors import ConfigurationError
-from labkit.pytest_plugin import choose_backend
+from labkit.pytest_plugin.options import choose_backend
 
 URL = "http://127.0.0.1:9"
 

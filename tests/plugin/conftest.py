@@ -14,7 +14,7 @@ import pytest
 import labkit.embedded  # noqa: F401
 import labkit.races  # noqa: F401
 import labkit.routing  # noqa: F401
-from labkit.pytest_plugin import ENV_ROUTED
+from labkit.pytest_plugin.options import ENV_ROUTED
 
 #: What an inner pytest must not inherit from this session: labkit's backend choice and any endpoint routing.
 INHERITED = ("LABKIT_BACKEND", "LABKIT_ENDPOINT_URL", "LABKIT_TEST_BACKEND", "AWS_ENDPOINT_URL", ENV_ROUTED)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from labkit.pytest_plugin import ARTIFACTS_MODULE
+from labkit.pytest_plugin.artifacts import ARTIFACTS_MODULE
 from tests.helpers import TEAM_POINTS
 from tests.plugin.teams import run_inner, run_pytest_in
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from labkit.backend import Connection
-from labkit.pytest_plugin import ENV_ROUTED, choose_backend, user_endpoint
+from labkit.pytest_plugin.options import ENV_ROUTED, choose_backend, user_endpoint
 from tests.plugin.teams import Session, run_inner, run_pytest_in, run_team
 
 pytest_plugins = ["pytester"]

@@ -29,3 +29,15 @@ class Accounts:
     def read(self, name: str) -> tuple[int, int]:
         item = self.client.get_item(TableName=self.table, Key=account(name), ConsistentRead=True)["Item"]
         return int(item["bal"]["N"]), int(item["v"]["N"])
+
+    def guard(self, name: str, bal: int, v: int) -> dict[str, Any]:
+        """A TransactWriteItems Update: ``name``'s balance set to ``bal`` if its version is still ``v`` (bumped)."""
+        return {
+            "Update": {
+                "TableName": self.table,
+                "Key": account(name),
+                "UpdateExpression": "SET bal = :b, v = :v1",
+                "ConditionExpression": "v = :v",
+                "ExpressionAttributeValues": {":b": {"N": str(bal)}, ":v1": {"N": str(v + 1)}, ":v": {"N": str(v)}},
+            }
+        }

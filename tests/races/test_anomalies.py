@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from labkit import constants as C
 from labkit.backend import Connection
 from labkit.errors import ValidationError, ValueTaken
 from labkit.races import ANOMALIES, Interleaving, explore, run_interleaving
@@ -24,6 +23,7 @@ from labkit.singleton import FlagStore, unsafe_set_flags
 from labkit.table import reset_table
 from labkit.uniqueness import register, register_check_then_write
 from recipes.sharded_counter import add_once, shard_key
+from tests.helpers import resource_table
 from tests.races.conftest import naive_increment, put_counter, read_counter, safe_increment
 
 RETRYING = {"mode": "standard", "total_max_attempts": 3}  # botocore resends a lost answer, as a service's client does
@@ -292,16 +292,7 @@ def test_dropped_batch_items__unprocessed_items_ignored__found(tconn: Connection
 
 def test_dropped_batch_items__batch_writer__no_anomaly(tconn: Connection) -> None:
     """boto3's batch_writer sends the unprocessed items again: none named."""
-    import boto3
-
-    resource = boto3.resource(
-        "dynamodb",
-        endpoint_url=tconn.endpoint_url,
-        region_name=tconn.region,
-        aws_access_key_id=C.LOCAL_ACCESS_KEY,
-        aws_secret_access_key=C.LOCAL_SECRET_KEY,
-    )
-    table = resource.Table(tconn.table_name)
+    table = resource_table(tconn)
 
     def import_batch_writer() -> None:
         with table.batch_writer() as batch:

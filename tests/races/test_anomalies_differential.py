@@ -24,21 +24,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 
 from labkit.backend import Connection
 from labkit.races import Anomaly, Interleaving, explore
 from labkit.races.anomalies import APPLIED_TWICE, CHECK_THEN_WRITE, LOST_UPDATE, find
 from labkit.races.identity import KeySchemas
+from tests.helpers import derandomized
 from tests.races.rmw_programs import RESENT_STYLES, Lab, Program, rmw_programs
 
-FAST = settings(
-    max_examples=int(os.environ.get("LABKIT_ANOMALY_PROGRAMS", 20)),
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
-)
+FAST = derandomized("LABKIT_ANOMALY_PROGRAMS", 20)
 #: 60 in the slow checks (`.ci/run` keeps its 20 minutes); the workflow's nightly deep checks run 1,500.
 SLOW = settings(FAST, max_examples=int(os.environ.get("LABKIT_ANOMALY_PROGRAMS_SLOW", 60)))
 #: Programs' orders (with no refusals): small enough to explore whole in the fast loop.

@@ -46,20 +46,9 @@ class Wallets(Accounts):
     async def guarded(self, src: str, dst: str, amount: int) -> str:
         """Read both, then one transaction guarded by both versions; read again when it lost."""
 
-        def guard(name: str, bal: int, v: int) -> dict[str, Any]:
-            return {
-                "Update": {
-                    "TableName": self.table,
-                    "Key": account(name),
-                    "UpdateExpression": "SET bal = :b, v = :v1",
-                    "ConditionExpression": "v = :v",
-                    "ExpressionAttributeValues": {":b": {"N": str(bal)}, ":v1": {"N": str(v + 1)}, ":v": {"N": str(v)}},
-                }
-            }
-
         while True:
             (a, va), (b, vb) = await self.both(src, dst)
-            items = [guard(src, a - amount, va), guard(dst, b + amount, vb)]
+            items = [self.guard(src, a - amount, va), self.guard(dst, b + amount, vb)]
             try:
                 await asyncio.to_thread(self.client.transact_write_items, TransactItems=items)
                 return "moved"

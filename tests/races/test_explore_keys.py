@@ -9,7 +9,6 @@ slow check confirms against exhaustive search (the same final states).
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,21 +16,15 @@ import pytest
 
 from labkit.backend import Connection
 from labkit.races import Interleaving, explore
+from tests.helpers import hash_key_table
 from tests.races.counters import Counter
 
 
 @pytest.fixture
 def visits(conn: Connection) -> Iterator[str]:
     """A table keyed ``id`` (not PK/SK), as ordinary team code has it."""
-    name = f"labkit-visits-{uuid.uuid4().hex[:8]}"
-    conn.client.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    yield name
-    conn.client.delete_table(TableName=name)
+    with hash_key_table(conn.client, "visits", "id") as name:
+        yield name
 
 
 def page(table: str) -> Counter:

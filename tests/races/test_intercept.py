@@ -33,6 +33,7 @@ from labkit.intercept import Binding, bound, endpoint_key, install
 from labkit.intercept import calls as intercept_calls
 from labkit.races import explore, run_interleaving
 from labkit.races.sessions import WorkerTally
+from tests.helpers import resource_table
 from tests.races.conftest import KEY, put_counter, read_counter
 
 
@@ -48,18 +49,6 @@ def team_client(conn: Connection, **config: Any) -> Any:
     )
 
 
-def team_table(conn: Connection) -> Any:
-    """A boto3 resource Table, made once (as at import time), before any run."""
-    resource = boto3.session.Session().resource(
-        "dynamodb",
-        endpoint_url=conn.endpoint_url,
-        region_name=conn.region,
-        aws_access_key_id=C.LOCAL_ACCESS_KEY,
-        aws_secret_access_key=C.LOCAL_SECRET_KEY,
-    )
-    return resource.Table(conn.table_name)
-
-
 def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -72,7 +61,7 @@ def closed_port() -> int:
 def test_resource_actor__no_argument__every_call_gated_and_the_lost_update_forced(tconn: Connection) -> None:
     """Actors of no argument using one module-level resource Table: ABAB loses an update, recorded."""
     put_counter(tconn)
-    table = team_table(tconn)
+    table = resource_table(tconn)
 
     def add_one() -> int:
         n = int(table.get_item(Key={"PK": "COUNTER", "SK": "C"}, ConsistentRead=True)["Item"]["n"])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,6 +9,7 @@ import pytest
 
 from labkit.backend import Connection
 from labkit.races import call_key, explore, run_interleaving
+from tests.helpers import hash_key_table
 from tests.races.conftest import KEY
 
 
@@ -48,15 +48,8 @@ def test_call_key__table_keyed_pk_with_attributes_sorting_before_it__named_by_th
 @pytest.fixture
 def payments(conn: Connection) -> Iterator[str]:
     """A table keyed ``pk`` (S) alone, as team code has it; its items carry ``account`` (sorting before ``pk``)."""
-    name = f"labkit-payments-{uuid.uuid4().hex[:8]}"
-    conn.client.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    yield name
-    conn.client.delete_table(TableName=name)
+    with hash_key_table(conn.client, "payments", "pk") as name:
+        yield name
 
 
 def _record_then_settle(table: str) -> dict[str, Any]:

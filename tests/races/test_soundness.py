@@ -29,19 +29,14 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given, settings
 
 from labkit.backend import Connection
 from labkit.races import Exploration, Interleaving, explore, run_interleaving
+from tests.helpers import derandomized
 from tests.races.programs import FAULT_KINDS, Ctx, Program, Step, World, fired, programs
 
-FAST = settings(
-    max_examples=int(os.environ.get("LABKIT_SOUNDNESS_FAST", 8)),
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
-)
+FAST = derandomized("LABKIT_SOUNDNESS_FAST", 8)
 #: Fault programs cost a run per order per scenario: fewer of them.
 FAST_FAULTS = settings(FAST, max_examples=max(FAST.max_examples // 4, 1))
 SLOW = settings(FAST, max_examples=int(os.environ.get("LABKIT_SOUNDNESS_EXAMPLES", 150)))

@@ -12,8 +12,6 @@ CPU: the same verdict, the same runs and the same counterexample every time.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +23,7 @@ from botocore.exceptions import ClientError
 from labkit.backend import Connection
 from labkit.errors import RaceError
 from labkit.races import Exploration, Interleaving, explore, run_interleaving
+from tests.helpers import busy_loops
 from tests.races.bank import Accounts, account
 
 #: A run here ends at its error after a call or two; this bound is only the stall guard (a hang), so its size is free.
@@ -58,27 +57,12 @@ class Bank(Accounts):
     def transactional(self, src: str, dst: str, amount: int) -> Actor:
         """Read both in a pool, then one transaction guarded by both versions; retried when it lost."""
 
-        def guard(name: str, bal: int, v: int) -> dict[str, Any]:
-            return {
-                "Update": {
-                    "TableName": self.table,
-                    "Key": account(name),
-                    "UpdateExpression": "SET bal = :b, v = :v1",
-                    "ConditionExpression": "v = :v",
-                    "ExpressionAttributeValues": {
-                        ":b": {"N": str(bal)},
-                        ":v1": {"N": str(v + 1)},
-                        ":v": {"N": str(v)},
-                    },
-                }
-            }
-
         def actor() -> str:
             while True:
                 (a, va), (b, vb) = self.both(src, dst)
                 try:
                     self.client.transact_write_items(
-                        TransactItems=[guard(src, a - amount, va), guard(dst, b + amount, vb)]
+                        TransactItems=[self.guard(src, a - amount, va), self.guard(dst, b + amount, vb)]
                     )
                     return "moved"
                 except ClientError as exc:
@@ -205,19 +189,12 @@ def test_sub_actor__order_names_a_thread_never_started__race_error(tconn: Connec
 
 # ---------------------------------------------------------------- the acceptance check, under load
 
-BUSY = "while True: pass"
-
 
 @pytest.fixture
 def busy_cpu() -> Iterator[None]:
-    """Two processes that keep both cores busy for the test's duration (stopped by their pid)."""
-    procs = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(2)]
-    try:
+    """Two busy loops that keep both cores busy for the test's duration."""
+    with busy_loops(2):
         yield
-    finally:
-        for proc in procs:
-            proc.kill()
-            proc.wait(10)
 
 
 @pytest.mark.slow

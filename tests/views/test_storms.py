@@ -3,7 +3,6 @@ bars, on an idle and on a saturated machine, whatever instant the engine's clock
 
 from __future__ import annotations
 
-import subprocess
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -18,6 +17,7 @@ from labkit.embedded import start_endpoint
 from labkit.storms import Storm, _partition_of, storm
 from labkit.throughput import set_partition_scale
 from tests.endpoint.conftest import FakeClock
+from tests.helpers import busy_loops
 
 SCALE = 0.01  # one partition: 10 write units a second, a bucket of 10
 BUSY_LOOPS = 4  # per the issue: four busy-loop processes (a load of about 9 on 2 cores with the rest)
@@ -53,14 +53,9 @@ def _assert_same(one: Storm, other: Storm) -> None:
 
 @pytest.fixture
 def saturated() -> Iterator[None]:
-    """BUSY_LOOPS shell busy loops for the test's duration, each killed by its own handle after."""
-    procs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(BUSY_LOOPS)]
-    try:
+    """BUSY_LOOPS shell busy loops for the test's duration."""
+    with busy_loops(BUSY_LOOPS):
         yield
-    finally:
-        for proc in procs:
-            proc.kill()
-            proc.wait(10)
 
 
 def test_storm__hot_key__throttles_by_the_plan_in_lab_seconds(conn: Connection) -> None:

@@ -5,7 +5,9 @@ moto's DynamoDB code changes in patch releases (its request layer moved in 5.2.0
 ``mock_aws``: it subclasses moto's handlers and backends, reads moto's tables and items, and
 patches five things. :data:`INTERNALS` names each such internal and what the engine relies on;
 :func:`prepare` checks each is there (else one :class:`~labkit.errors.ConfigurationError` naming
-what is missing and what to install) and makes the five changes, once per process.
+what is missing and what to install) and makes the five changes, once per process; moto's IAM, which
+the engine reads only once something else has imported it (:func:`get_account_id_from`), is checked
+if loaded.
 ``tests/endpoint/store/test_moto_contract.py`` exercises every entry against the installed moto,
 one test per name, so a moto release that moves one fails there, naming it.
 
@@ -20,6 +22,8 @@ This is the only module of labkit that imports moto (``tests/architecture/test_e
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +40,7 @@ try:
     from moto.core.common_models import BaseModel
     from moto.core.exceptions import JsonRESTError, ServiceException
     from moto.core.model_instances import model_data
+    from moto.core.models import DEFAULT_ACCOUNT_ID
     from moto.core.request import Request as MotoRequest
     from moto.core.utils import camelcase_to_underscores
     from moto.dynamodb.models import DynamoDBBackend
@@ -45,7 +50,6 @@ try:
     from moto.dynamodb.responses import DynamoHandler
     from moto.dynamodbstreams.models import DynamoDBStreamsBackend
     from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
-    from moto.iam.models import get_account_id_from
 except ImportError as _exc:  # pragma: no cover - depends on the installed moto
     raise ConfigurationError(
         f"labkit's embedded endpoint cannot use the installed moto ({_exc}); {INSTALL_MOTO}"
@@ -61,11 +65,17 @@ class Internal:
 
     name: str
     use: str
+    #: the object that has ``attribute``, or the dotted name of a module labkit imports only when it is used
     owner: Any
     attribute: str
 
+    def loaded(self) -> bool:
+        """Whether its owner is in this process (a module named by ``owner`` may not be imported yet)."""
+        return not isinstance(self.owner, str) or self.owner in sys.modules
+
     def present(self) -> bool:
-        return hasattr(self.owner, self.attribute)
+        owner = importlib.import_module(self.owner) if isinstance(self.owner, str) else self.owner
+        return hasattr(owner, self.attribute)
 
 
 def _at(owner: Any, attribute: str, name: str, use: str) -> Internal:
@@ -75,6 +85,7 @@ def _at(owner: Any, attribute: str, name: str, use: str) -> Internal:
 _T = "moto.dynamodb.models.table.Table"
 _B = "moto.dynamodb.models.DynamoDBBackend"
 _H = "moto.dynamodb.responses.DynamoHandler"
+_IAM = "moto.iam.models"
 
 #: Every moto internal the engine touches (beyond ``import moto``), by dotted name.
 INTERNALS: tuple[Internal, ...] = (
@@ -112,15 +123,15 @@ INTERNALS: tuple[Internal, ...] = (
     _at(JsonRESTError, "get_body", "moto.core.exceptions.JsonRESTError", "moto's refusals: .code, get_body()"),
     _at(ServiceException, "code", "moto.core.exceptions.ServiceException", "moto's refusals: .code, .message"),
     _at(camelcase_to_underscores, "__call__", "moto.core.utils.camelcase_to_underscores", "a handler's method"),
-    _at(get_account_id_from, "__call__", "moto.iam.models.get_account_id_from", "the account of an access key"),
+    _at(_IAM, "get_account_id_from", f"{_IAM}.get_account_id_from", "the account of an access key, once loaded"),
 )
 
 _prepared = False
 
 
 def missing() -> list[str]:
-    """The names of :data:`INTERNALS` the installed moto lacks."""
-    found = [internal.name for internal in INTERNALS if not internal.present()]
+    """The names of :data:`INTERNALS` the installed moto lacks, of those whose module is loaded."""
+    found = [internal.name for internal in INTERNALS if internal.loaded() and not internal.present()]
     if "dynamodb" not in model_data:
         found.append("moto.core.model_instances.model_data['dynamodb']")
     return found
@@ -173,6 +184,17 @@ def _new(cls: type, *args: Any, **kwargs: Any) -> Any:
 
 
 _untracked = staticmethod(_new)
+
+
+def get_account_id_from(access_key: str) -> str:
+    """The account moto gives an access key (``moto.iam.models.get_account_id_from``), without importing
+    moto's IAM when nothing in this process has: its models hold every access key moto made (through
+    ``mock_aws``, IAM or STS), so before they are imported no key maps to another account and moto's answer
+    is its default. Importing them (and ``cryptography``) cost more than the rest of moto's DynamoDB
+    together, on every endpoint's start."""
+    iam = sys.modules.get(_IAM)
+    lookup = getattr(iam, "get_account_id_from", None)  # None: not imported (or still importing)
+    return DEFAULT_ACCOUNT_ID if lookup is None else str(lookup(access_key))
 
 
 def wire(item: Any) -> WireItem | None:

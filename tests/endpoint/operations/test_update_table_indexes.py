@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.endpoint.conftest import make_table, refused
+from tests.endpoint.conftest import create_gsi, make_table, refused
 
 
 def _indexes(client: Any, table: str) -> list[str]:
@@ -34,19 +34,7 @@ def test_create_index__key_not_in_attribute_definitions__validation_exception(cl
 def test_create_index__key_defined_in_the_request__added(client: Any) -> None:
     """The same index with its key in the request's AttributeDefinitions is added (the rule's other side)."""
     table = make_table(client)
-    client.update_table(
-        TableName=table,
-        AttributeDefinitions=[{"AttributeName": "gsiPk", "AttributeType": "S"}],
-        GlobalSecondaryIndexUpdates=[
-            {
-                "Create": {
-                    "IndexName": "gsi1",
-                    "KeySchema": [{"AttributeName": "gsiPk", "KeyType": "HASH"}],
-                    "Projection": {"ProjectionType": "ALL"},
-                }
-            }
-        ],
-    )
+    create_gsi(client, table, "gsi1", "gsiPk")
     assert _indexes(client, table) == ["gsi1"]
 
 

@@ -262,47 +262,36 @@ def test_transaction__insert_and_update_apply_together(client: Any, table: str) 
 def test_transaction__duplicate_key_insert__cancelled_and_rolled_back(client: Any, table: str) -> None:
     """A duplicate-key INSERT cancels the transaction: TransactionCanceledException, reason DuplicateItem in its
     position, and the other statements are not applied."""
-    before = scan_all(client, table)
-    with pytest.raises(ClientError) as caught:
-        client.execute_transaction(
-            TransactStatements=[
-                {"Statement": f"INSERT INTO \"{table}\" VALUE {{'PK': 'new', 'SK': '1'}}"},
-                {"Statement": f"INSERT INTO \"{table}\" VALUE {{'PK': 'p', 'SK': 'prefix-alpha'}}"},
-            ]
-        )
-    error = caught.value.response
-    assert error["Error"]["Code"] == "TransactionCanceledException"
-    assert error["Error"]["Message"] == (
-        "Transaction cancelled, please refer cancellation reasons for specific reasons [None, DuplicateItem]"
-    )
-    assert error["CancellationReasons"][1] == {
-        "Code": "DuplicateItem",
-        "Message": "Duplicate primary key exists in table",
-    }
-    assert scan_all(client, table) == before
+    statements = [
+        f"INSERT INTO \"{table}\" VALUE {{'PK': 'new', 'SK': '1'}}",
+        f"INSERT INTO \"{table}\" VALUE {{'PK': 'p', 'SK': 'prefix-alpha'}}",
+    ]
+    cancelled_by_the_second(client, table, statements, "DuplicateItem", "Duplicate primary key exists in table")
 
 
 def test_transaction__update_of_no_item__cancelled_conditional_check_failed(client: Any, versioned: str) -> None:
     """An UPDATE whose key names no item cancels the transaction: TransactionCanceledException with reason
     ConditionalCheckFailed in its position (Developer Guide, "Performing transactions with PartiQL"); none applied."""
-    before = scan_all(client, versioned)
+    statements = [
+        f"UPDATE \"{versioned}\" SET status = 'paid' WHERE pk = 'ORDER#1' AND rev = 1",
+        f"UPDATE \"{versioned}\" SET status = 'paid' WHERE pk = 'ORDER#2'",
+    ]
+    cancelled_by_the_second(client, versioned, statements, "ConditionalCheckFailed", "The conditional request failed")
+
+
+def cancelled_by_the_second(client: Any, table: str, statements: list[str], code: str, message: str) -> None:
+    """ExecuteTransaction of ``statements`` is cancelled by the second: TransactionCanceledException whose
+    reasons are [None, ``code``], ``message`` in the second's; the table as it was before."""
+    before = scan_all(client, table)
     with pytest.raises(ClientError) as caught:
-        client.execute_transaction(
-            TransactStatements=[
-                {"Statement": f"UPDATE \"{versioned}\" SET status = 'paid' WHERE pk = 'ORDER#1' AND rev = 1"},
-                {"Statement": f"UPDATE \"{versioned}\" SET status = 'paid' WHERE pk = 'ORDER#2'"},
-            ]
-        )
+        client.execute_transaction(TransactStatements=[{"Statement": statement} for statement in statements])
     error = caught.value.response
     assert error["Error"]["Code"] == "TransactionCanceledException"
     assert error["Error"]["Message"] == (
-        "Transaction cancelled, please refer cancellation reasons for specific reasons [None, ConditionalCheckFailed]"
+        f"Transaction cancelled, please refer cancellation reasons for specific reasons [None, {code}]"
     )
-    assert error["CancellationReasons"][1] == {
-        "Code": "ConditionalCheckFailed",
-        "Message": "The conditional request failed",
-    }
-    assert scan_all(client, versioned) == before
+    assert error["CancellationReasons"][1] == {"Code": code, "Message": message}
+    assert scan_all(client, table) == before
 
 
 def test_transaction__returning_clause_refused(client: Any, table: str) -> None:

@@ -20,7 +20,7 @@ import pytest
 from labkit.embedded import start_endpoint
 from labkit.endpoint.store import durable
 from labkit.endpoint.store.durable import DamagedDataFile, DataDirError
-from tests.endpoint.conftest import make_table, raw_client, scan_all
+from tests.endpoint.conftest import create_gsi, make_table, raw_client, scan_all
 
 LOG = durable.LOG
 
@@ -77,19 +77,7 @@ def test_restart__every_kind_of_write__is_there_after(tmp_path: Path) -> None:
                 {"Delete": {"TableName": table, "Key": {"PK": {"S": "b"}, "SK": {"S": "0"}}}},
             ]
         )
-        client.update_table(
-            TableName=table,
-            AttributeDefinitions=[{"AttributeName": "g2", "AttributeType": "N"}],
-            GlobalSecondaryIndexUpdates=[
-                {
-                    "Create": {
-                        "IndexName": "g2-index",
-                        "KeySchema": [{"AttributeName": "g2", "KeyType": "HASH"}],
-                        "Projection": {"ProjectionType": "KEYS_ONLY"},
-                    }
-                }
-            ],
-        )
+        create_gsi(client, table, "g2-index", "g2", kind="N", projection="KEYS_ONLY")
         client.update_time_to_live(TableName=table, TimeToLiveSpecification={"AttributeName": "exp", "Enabled": True})
         arn = client.describe_table(TableName=table)["Table"]["TableArn"]
         client.tag_resource(ResourceArn=arn, Tags=[{"Key": "team", "Value": "blue"}, {"Key": "tmp", "Value": "1"}])

@@ -8,7 +8,7 @@ import boto3
 from moto import mock_aws
 
 from labkit.embedded import start_endpoint
-from tests.endpoint.conftest import make_table, raw_client
+from tests.endpoint.conftest import make_table, raw_client, streams_client
 
 
 def test_lab_table__survives_a_mock_aws_block__and_mock_aws_tables_stay_in_moto() -> None:
@@ -28,13 +28,7 @@ def test_lab_table__survives_a_mock_aws_block__and_mock_aws_tables_stay_in_moto(
         assert table in client.list_tables()["TableNames"]
         item = client.get_item(TableName=table, Key={"PK": {"S": "kept"}, "SK": {"S": "1"}})["Item"]
         assert item == {"PK": {"S": "kept"}, "SK": {"S": "1"}}
-        streams = boto3.client(
-            "dynamodbstreams",
-            endpoint_url=endpoint.url,
-            region_name="us-east-1",
-            aws_access_key_id="labkit",
-            aws_secret_access_key="labkit",
-        )
+        streams = streams_client(endpoint.url)
         described = streams.describe_stream(StreamArn=stream_arn)["StreamDescription"]
         assert described["TableName"] == table
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import inspect
 import json
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +23,7 @@ adapter: Any = _adapter  # the contract reads what the module keeps to itself
 adapter.prepare()
 
 REGION, ACCOUNT, TABLE = "us-east-1", "123456789012", "tbl"
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _backend() -> Any:
@@ -300,7 +304,17 @@ def _camelcase() -> None:
 
 
 def _account_of() -> None:
-    assert adapter.get_account_id_from("AKIAIOSFODNN7EXAMPLE") == ACCOUNT
+    from moto.iam.models import iam_backends  # loaded here: the adapter asks moto's IAM from now on
+
+    iam = iam_backends["111122223333"]["aws"]
+    iam.create_user(REGION, "labkit-contract")
+    key = iam.create_access_key("labkit-contract")
+    try:
+        assert adapter.get_account_id_from(key.access_key_id) == "111122223333"
+        assert adapter.get_account_id_from("AKIAIOSFODNN7EXAMPLE") == ACCOUNT
+    finally:
+        iam.delete_access_key(key.access_key_id, "labkit-contract")
+        iam.delete_user("labkit-contract")
 
 
 EXERCISES: dict[str, Callable[[], None]] = {
@@ -356,3 +370,22 @@ def test_prepare__a_missing_internal__is_named_in_one_line(monkeypatch: pytest.M
     """The start-up check names what moto lacks (the first line a user sees after an unsupported upgrade)."""
     monkeypatch.delattr(adapter.Table, "_get_last_evaluated_key")
     assert adapter.missing() == ["moto.dynamodb.models.table.Table._get_last_evaluated_key"]
+
+
+def test_account_of__moto_iam_not_imported__default_account_and_iam_stays_unloaded() -> None:
+    """An endpoint that starts and answers does not import moto's IAM (cryptography; the slowest part of
+    moto's import): before IAM is loaded no access key is in it, and the lookup answers moto's default account."""
+    code = (
+        "import sys\n"
+        "from labkit.embedded import start_endpoint\n"
+        "from labkit.endpoint.store import moto_adapter\n"
+        "import boto3\n"
+        "with start_endpoint() as ep:\n"
+        "    c = boto3.client('dynamodb', endpoint_url=ep.url, region_name='us-east-1',\n"
+        "                     aws_access_key_id='AKIAIOSFODNN7EXAMPLE', aws_secret_access_key='x')\n"
+        "    assert c.list_tables()['TableNames'] == []\n"
+        "print(moto_adapter.get_account_id_from('AKIAIOSFODNN7EXAMPLE'), 'moto.iam.models' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [ACCOUNT, "False"]

@@ -16,7 +16,7 @@ import labkit
 from labkit.backend import Connection
 from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
-from tests.endpoint.conftest import make_table, raw_client
+from tests.endpoint.conftest import make_table, raw_client, streams_client
 
 SAFETY = 20.0  # seconds a socket waits before the test gives up (never reached when the server behaves)
 
@@ -86,8 +86,6 @@ def test_server__content_length_over_the_limit__413(endpoint: EmbeddedEndpoint) 
 
 def test_streams__a_consumer_reads_the_writes_of_a_stream_enabled_table(endpoint: EmbeddedEndpoint) -> None:
     """ListStreams, DescribeStream, GetShardIterator, GetRecords on the endpoint's URL."""
-    import boto3
-
     client = raw_client(endpoint.url)
     table = make_table(client, range_key=False, stream=True)
     client.put_item(TableName=table, Item={"PK": {"S": "a"}, "n": {"N": "1"}})
@@ -97,13 +95,7 @@ def test_streams__a_consumer_reads_the_writes_of_a_stream_enabled_table(endpoint
         UpdateExpression="SET n = :two",
         ExpressionAttributeValues={":two": {"N": "2"}},
     )
-    streams: Any = boto3.session.Session().client(
-        "dynamodbstreams",
-        endpoint_url=endpoint.url,
-        region_name="us-east-1",
-        aws_access_key_id="labkit",
-        aws_secret_access_key="labkit",
-    )
+    streams = streams_client(endpoint.url)
     arn = next(s["StreamArn"] for s in streams.list_streams(TableName=table)["Streams"])
     shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]["ShardId"]
     iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard, ShardIteratorType="TRIM_HORIZON")
