@@ -203,3 +203,17 @@ def test_decode__fraction_for_an_int_flag__its_default() -> None:
     for stored in ("90.5", "-0.5", "90.0"):
         assert decode({"rate_limit_per_minute": {"N": stored}})["rate_limit_per_minute"] == 60, stored
     assert decode({"rate_limit_per_minute": {"N": "-5"}})["rate_limit_per_minute"] == -5
+
+
+def test_read__get_item_in_flight__holds_the_lock_other_threads_wait(tconn: Connection) -> None:
+    """While a read's GetItem is on the wire the reader's lock is held, so another thread's read() waits for
+    that answer instead of racing it (one GetItem per ttl per process); invalidate() takes the lock too."""
+    put_flags(tconn, **STORED)
+    client = tconn.new_client()
+    reader = FlagReader(client, tconn.table_name, ttl=30, clock=lambda: 0.0)
+    held: list[bool] = []
+    client.meta.events.register("before-call.dynamodb.GetItem", lambda **_: held.append(reader.lock.locked()))
+    assert reader.read().source == "item" and held == [True]
+    assert not reader.lock.locked(), "the lock is released after the read"
+    reader.invalidate()
+    assert not reader.lock.locked() and reader.read().source == "item" and held == [True, True]
