@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 #: Bar colours: a call that succeeded, and one that ended in an error.
 OK_COLOR = "#4C72B0"
 ERROR_COLOR = "#C44E52"
-#: Edge colour and hatch of a marked call (stale read, overwrite, ...).
+#: Edge colour and hatch of a marked call (an outdated read, an overwrite, ...).
 MARK_COLOR = "#DD8452"
 MARK_HATCH = "//"
 #: Cell colours of the outcome grid: no anomaly, anomaly.
@@ -66,10 +66,14 @@ def _axes(ax: Axes | None, size: tuple[float, float]) -> tuple[Figure, Axes]:
 
 
 def detected_marks(history: pd.DataFrame) -> dict[tuple[str, int], str]:
-    """Marks from :func:`labkit.invariants.overwrites`: each stale read and the write that used it."""
+    """Marks from :func:`labkit.invariants.overwrites`: each outdated read and the write that used it.
+
+    The read is labelled "outdated by X", not "stale": it was fresh when made, and X's write replaced
+    its value afterwards ("stale" is the fault ``stale-read``, an answer already old when given).
+    """
     marks: dict[tuple[str, int], str] = {}
     for row in overwrites(history).to_dict("records"):
-        marks[(str(row["actor"]), int(row["read_seq"]))] = "stale read"
+        marks[(str(row["actor"]), int(row["read_seq"]))] = f"outdated by {row['other_actor']}"
         marks[(str(row["actor"]), int(row["write_seq"]))] = f"overwrites {row['other_actor']}"
     return marks
 
@@ -99,10 +103,10 @@ def timeline(
 ) -> Figure:
     """Swim lanes, one per actor, a bar per DynamoDB call labelled with its operation.
 
-    ``marks`` maps ``(actor, seq)`` to a label (``{("B", 0): "stale read"}``); marked calls
+    ``marks`` maps ``(actor, seq)`` to a label (``{("B", 0): "outdated by A"}``); marked calls
     are hatched and labelled above the bar. Without marks and with ``detect=True`` the
-    marks come from :func:`detected_marks`: a read whose value another actor's write made
-    stale before the reader wrote (see :func:`labkit.invariants.overwrites`). Failed calls
+    marks come from :func:`detected_marks`: a read whose value another actor's write replaced
+    before the reader wrote (see :func:`labkit.invariants.overwrites`). Failed calls
     are red, with their error code written in full under the bar. A label that does not fit
     inside its bar is written under it, never cut. Calls that ran after the forced order
     (a retry, say: ``turn`` is empty in the history) are drawn paler, right of a dashed line

@@ -4,7 +4,8 @@
 request order, counted from 0** (the first action is slot 0). An action that passed has the code
 ``"None"`` — a string, not Python's None. ``ConditionalCheckFailed`` at a marker's slot means its
 value is taken; ``TransactionConflict`` means another request touched that item at the same moment
-(retry: ``conflicts.py``); ``ValidationError`` and the like are bugs in the request.
+(retry: ``conflicts.py``); ``ValidationError`` and the like are bugs in the request. Each
+transaction has its own slots: pass its mapping (``SIGN_UP_FIELDS``, ``CHANGE_EMAIL_FIELDS``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from botocore.exceptions import ClientError
 
 #: The sign-up transaction's slots (``uniqueness.register_request``): 0 is the account.
 SIGN_UP_FIELDS = {1: "email", 2: "username"}
+#: The change transaction's (``uniqueness.change_email_request``): 0 is the new email's marker; a
+#: refusal at 1 (the old marker) or 2 (the account) means the account changed since it was read.
+CHANGE_EMAIL_FIELDS = {0: "email"}
 
 
 class ValueTaken(Exception):

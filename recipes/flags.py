@@ -8,13 +8,19 @@ key is not hammered by every request); with ``stale_for`` > 0 it serves the last
 while they are younger than ``ttl + stale_for`` (last known good), then the defaults. A missing
 item is an answer, not a failure: the defaults, at once; it clears the last good flags (a deleted
 item is never served stale) and is cached like an item, so while it is missing one GetItem is made
-per ``ttl``, not one per request. A stored value of the wrong type reads as its default. Reads
+per ``ttl``, not one per request. A stored value of the wrong type (a fraction for an int flag
+included) reads as its default. Reads
 are eventually consistent (half the cost): flags may lag a change by about a second on top of the
 TTL, which a cache tolerates anyway.
+
+The client decides how long a request may wait for the flags: give it ``client.py``'s (connect
+timeout 2 s, read timeout 5 s, botocore's standard retries, 3 attempts in all), never one with
+the default 60-second read timeout, or a slow DynamoDB holds every request for a minute.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
@@ -43,17 +49,23 @@ def decode(item: Mapping[str, Any]) -> dict[str, bool | int | str]:
     flags = dict(DEFAULTS)
     for name, default in DEFAULTS.items():
         value = item.get(name, {})
+        number = str(value.get("N", ""))  # an int flag takes whole numbers: a hand-edited 90.5 is a wrong type
         if isinstance(default, bool) and isinstance(value.get("BOOL"), bool):
             flags[name] = value["BOOL"]
-        elif isinstance(default, int) and not isinstance(default, bool) and "N" in value:
-            flags[name] = int(value["N"])  # an int flag stores whole numbers (a fraction fails loudly)
+        elif isinstance(default, int) and not isinstance(default, bool) and number.removeprefix("-").isdecimal():
+            flags[name] = int(number)
         elif isinstance(default, str) and "S" in value:
             flags[name] = value["S"]
     return flags
 
 
 class FlagReader:
-    """One per process (it owns the cache); ``read()`` on every request."""
+    """One per process (it owns the cache); ``read()`` on every request, from any thread.
+
+    A lock makes the threads of a process share one GetItem per ``ttl``: while one thread asks
+    DynamoDB, the others wait for its answer (at most the client's timeouts and retries,
+    ``client.py``) instead of asking too.
+    """
 
     def __init__(
         self,
@@ -70,8 +82,13 @@ class FlagReader:
         self.good: tuple[float, dict[str, bool | int | str]] | None = None  # (read at, flags)
         self.missing_at: float | None = None  # when GetItem last answered "no item"
         self.failed_at: float | None = None
+        self.lock = threading.Lock()
 
     def read(self) -> Flags:
+        with self.lock:
+            return self.read_locked()
+
+    def read_locked(self) -> Flags:
         now = self.clock()
         if self.good is not None and now - self.good[0] < self.ttl:
             return Flags(self.good[1], "cache")
@@ -99,4 +116,5 @@ class FlagReader:
 
     def invalidate(self) -> None:
         """Forget the cached flags (after your own change, to see it at once)."""
-        self.good = self.missing_at = None
+        with self.lock:
+            self.good = self.missing_at = None

@@ -12,17 +12,20 @@ never return as if it had worked.
 
 A lost answer (a read timeout, a dropped connection) means "maybe applied": botocore resends the
 same UpdateItem, which then meets *its own* write as a conflict, and a plain loop would apply the
-change a second time. So every write also records its ``op_id`` in the item: an attempt that finds
-its op_id there was applied, and returns. Pick one op_id per change (a uuid4), before the first
-attempt; reuse it only to retry that change.
+change a second time. A 5xx that outlived botocore's retries is "maybe applied" too (DynamoDB: a
+write answered 500 may have succeeded or failed). So every write also records its ``op_id`` in the
+item: an attempt that finds its op_id there was applied, and returns. Pick one op_id per change (a
+uuid4), before the first attempt, and keep it across *your* retries too: a caller that calls
+``update`` again after an error must pass the same op_id, or a change that did land is applied twice.
 
 The window: the item keeps the op_ids of its last ``KEEP_OPS + 1`` writes, so a change is still
 recognised when up to :data:`KEEP_OPS` (10) other writes landed between its lost answer and the next
 read. When more did (the version moved on by more than ``KEEP_OPS + 1`` since the read the failed
 write was computed from), its op_id may have left the item and nobody can tell whether it was
 applied: :class:`OutcomeUnknown` is raised, nothing more is written, and the caller reads the item
-and decides. Every writer of the item must use this loop (each write adds 1 to ``version`` and its
-op_id to ``recent_ops``).
+and decides. Every writer of the item must use this loop, or keep ``version`` and ``recent_ops`` as
+it does (each write adds 1 to ``version`` and its op_id to ``recent_ops``): a writer that drops
+``recent_ops`` erases the op_ids a lost answer is recognised by.
 """
 
 from __future__ import annotations
@@ -94,6 +97,8 @@ def update(
         except (ReadTimeoutError, ConnectionClosedError):
             continue  # maybe applied: the next read tells (our op_id is in the item, or not)
         except ClientError as exc:
+            if exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) >= 500:
+                continue  # a 5xx after botocore's retries: maybe applied too, the next read tells
             if exc.response["Error"]["Code"] not in NOT_APPLIED:
                 raise
             if attempt < attempts:  # no pointless sleep after the last attempt

@@ -50,7 +50,7 @@ def overwrites(history: pd.DataFrame) -> pd.DataFrame:
 
     For every successful write by actor X to key K, take X's last successful read of K before
     it; if another actor's successful write to K happened wholly between that read and X's
-    write, X wrote from a stale read and overwrote it. Keys are compared as the history
+    write, X wrote from an outdated read and overwrote it. Keys are compared as the history
     records them (the item's key values, by its table's key schema), so a Query read is only
     matched to a write of the same string; calls that overlap in time are never counted.
     Columns: key, actor, read_seq, write_seq, other_actor, other_seq.

@@ -76,13 +76,13 @@ class FlagStore:
         max_attempts: int = 5,
         backoff: Callable[[int], float] | None = None,
         sleep: Callable[[float], None] = time.sleep,
-        stale_ttl: float = 0.0,
+        stale_for: float = 0.0,
         retry_after: float = 1.0,
     ) -> None:
         check_int("max_attempts", max_attempts, least=1)
-        check_non_negative("stale_ttl", stale_ttl)
+        check_non_negative("stale_for", stale_for)
         check_non_negative("retry_after", retry_after)
-        self.stale_ttl = stale_ttl
+        self.stale_for = stale_for
         self.retry_after = retry_after
         self.client = client
         self.table_name = table_name
@@ -117,7 +117,7 @@ class FlagStore:
             max_attempts=self.max_attempts,
             backoff=self.backoff,
             sleep=self.sleep,
-            stale_ttl=self.stale_ttl,
+            stale_for=self.stale_for,
             retry_after=self.retry_after,
         )
 
@@ -130,8 +130,8 @@ class FlagStore:
         ``source`` is ``"defaults"`` and ``reason`` says why. Defaults are not cached, so
         the next read tries DynamoDB again — except after a failed *call* (throttled, network
         down, a 5xx): then for ``retry_after`` seconds reads do not call DynamoDB, and with
-        ``stale_ttl`` > 0 they serve the last good flags (``source="stale"``, its ``age``)
-        while those are younger than ``cache_ttl + stale_ttl``. A missing item or table is an
+        ``stale_for`` > 0 they serve the last good flags (``source="stale"``, its ``age``)
+        while those are younger than ``cache_ttl + stale_for``. A missing item or table is an
         answer, not a failed call: always the defaults, and it forgets the last good flags.
         """
         if use_cache:
@@ -184,8 +184,8 @@ class FlagStore:
         return result
 
     def _failed(self, code: str, why: str) -> FlagRead:
-        """After a failed call: the last good flags if young enough (stale_ttl), else the defaults."""
-        good = self.cache.last_good(self.cache.ttl + self.stale_ttl) if self.stale_ttl > 0 else None
+        """After a failed call: the last good flags if young enough (stale_for), else the defaults."""
+        good = self.cache.last_good(self.cache.ttl + self.stale_for) if self.stale_for > 0 else None
         if good is None:
             return FlagRead(self.schema.defaults(), "defaults", f"{why}; using safe defaults", error_code=code)
         read, age = good

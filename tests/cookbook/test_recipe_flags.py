@@ -187,3 +187,38 @@ def test_read__missing_item__cached_as_missing_for_the_ttl(tconn: Connection) ->
     put_flags(tconn, **STORED)
     now[0] = 120
     assert reader.read().source == "item" and len(calls) == 5
+
+
+def test_read__hand_edited_fraction_for_an_int_flag__its_default_no_crash_and_cached(tconn: Connection) -> None:
+    """A hand-edited rate limit of 90.5 (an int flag) reads as its default, 60, like any wrong type:
+    read() never raises, and the item is cached, so 100 requests within the TTL make one GetItem."""
+    put_flags(tconn, **{**STORED, "rate_limit_per_minute": {"N": "90.5"}})
+    calls: list[int] = []
+    client = tconn.new_client()
+    client.meta.events.register("before-call.dynamodb.GetItem", lambda **_: calls.append(1))
+    reader = FlagReader(client, tconn.table_name, ttl=30, clock=lambda: 0.0)
+    reads = [reader.read() for _ in range(100)]
+    assert reads[0].source == "item" and reads[0].values["rate_limit_per_minute"] == 60, reads[0]
+    assert reads[0].values["maintenance_mode"] is False, "the other flags are read as stored"
+    assert len(calls) == 1 and {r.source for r in reads[1:]} == {"cache"}
+
+
+def test_decode__fraction_for_an_int_flag__its_default() -> None:
+    """90.5 is a number DynamoDB stores, but not a whole one: the int flag reads as its default, never a crash."""
+    for stored in ("90.5", "-0.5", "90.0"):
+        assert decode({"rate_limit_per_minute": {"N": stored}})["rate_limit_per_minute"] == 60, stored
+    assert decode({"rate_limit_per_minute": {"N": "-5"}})["rate_limit_per_minute"] == -5
+
+
+def test_read__get_item_in_flight__holds_the_lock_other_threads_wait(tconn: Connection) -> None:
+    """While a read's GetItem is on the wire the reader's lock is held, so another thread's read() waits for
+    that answer instead of racing it (one GetItem per ttl per process); invalidate() takes the lock too."""
+    put_flags(tconn, **STORED)
+    client = tconn.new_client()
+    reader = FlagReader(client, tconn.table_name, ttl=30, clock=lambda: 0.0)
+    held: list[bool] = []
+    client.meta.events.register("before-call.dynamodb.GetItem", lambda **_: held.append(reader.lock.locked()))
+    assert reader.read().source == "item" and held == [True]
+    assert not reader.lock.locked(), "the lock is released after the read"
+    reader.invalidate()
+    assert not reader.lock.locked() and reader.read().source == "item" and held == [True, True]

@@ -160,3 +160,17 @@ def test_update__lost_answer_then_more_than_keep_ops_writes_overtake__outcome_un
     result, item = lost_answer_then_overtaken(tconn, KEEP_OPS + 1)
     assert isinstance(result, OutcomeUnknown) and f"more than {KEEP_OPS} writes" in str(result), result
     assert item["rate_limit_per_minute"]["N"] == str(60 + 10 * (2 + KEEP_OPS)), "A's raise applied twice"
+
+
+@pytest.mark.parametrize("fault", ["internal-error-applied", "internal-error"])
+def test_update__5xx_after_botocores_retries__outcome_read_applied_once(tconn: Connection, fault: str) -> None:
+    """A 500 InternalServerError that reaches the loop (botocore's retries spent) may or may not have been
+    applied ("the request may or may not have succeeded"): the loop reads the item and finds its op_id
+    (applied) or writes again (not applied); either way one raise: 70, never an error, never 80."""
+    table = tconn.table_name
+    tconn.client.put_item(TableName=table, Item={**KEY, "version": {"N": "1"}, "rate_limit_per_minute": {"N": "60"}})
+    a = tconn.new_client(retries={"mode": "standard", "total_max_attempts": 1})  # the 500 reaches update()
+    inject(a, [f"2: {fault}"])  # call 1: the GetItem, call 2: the UpdateItem answered 500
+    update(a, table, KEY, raise_by_10, op_id="op-A", base_delay=0.001)
+    item = tconn.client.get_item(TableName=table, Key=KEY, ConsistentRead=True)["Item"]
+    assert item["rate_limit_per_minute"]["N"] == "70" and [op["S"] for op in item["recent_ops"]["L"]] == ["op-A"]

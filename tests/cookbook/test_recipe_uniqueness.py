@@ -16,7 +16,14 @@ from labkit.errors import LookAlikeValue
 from labkit.lab import recording
 from labkit.races import explore
 from labkit.table import reset_table
-from recipes.cancellation import SIGN_UP_FIELDS, ValueTaken, raise_taken, reason_codes
+from recipes.cancellation import (
+    CHANGE_EMAIL_FIELDS,
+    SIGN_UP_FIELDS,
+    ValueTaken,
+    raise_taken,
+    reason_codes,
+    taken_fields,
+)
 from recipes.conflicts import ConflictRetriesExhausted, is_conflict, retry_conflicts
 from recipes.uniqueness import (
     LookAlike,
@@ -255,3 +262,38 @@ def test_normalise__empty_after_trimming__refused() -> None:
     for raw in ("", "   ", "\u00a0"):
         with pytest.raises(ValueError, match="empty"):
             normalise(raw)
+
+
+def test_taken_fields__change_email_cancelled__change_mapping_names_the_email_sign_up_mapping_would_not(
+    tconn: Connection,
+) -> None:
+    """The change transaction's slots are its own (0: the new email's marker, 1: the old marker's Delete,
+    2: the account's Update): b1 changing to a1's email is cancelled at slot 0, which CHANGE_EMAIL_FIELDS
+    names "email" — and the sign-up mapping ({1: email, 2: username}) would name nothing."""
+    client, table = tconn.client, tconn.table_name
+    client.transact_write_items(**register_request(table, "a1", EMAIL, "ada", str(uuid.uuid4())))
+    client.transact_write_items(**register_request(table, "b1", "bob@x.io", "bob", str(uuid.uuid4())))
+    change = change_email_request(table, read_account(client, table, "b1") or {}, EMAIL, str(uuid.uuid4()))
+    assert change is not None
+    with pytest.raises(ClientError) as cancelled:
+        client.transact_write_items(**change)
+    assert reason_codes(cancelled.value) == ["ConditionalCheckFailed", "None", "None"]
+    assert taken_fields(cancelled.value, CHANGE_EMAIL_FIELDS) == ["email"]
+    assert taken_fields(cancelled.value, SIGN_UP_FIELDS) == [], "the sign-up slots misread a change"
+
+
+def test_taken_fields__change_email_after_another_tab_changed_it__nothing_taken(tconn: Connection) -> None:
+    """Two tabs read the account; the first changes the email; the second's change is cancelled at slots 1
+    (the old marker is gone) and 2 (the account no longer holds the old email): a changed account, not a
+    taken value — CHANGE_EMAIL_FIELDS names nothing (read the account again and retry)."""
+    client, table = tconn.client, tconn.table_name
+    client.transact_write_items(**register_request(table, "a1", EMAIL, "ada", str(uuid.uuid4())))
+    as_read = read_account(client, table, "a1") or {}
+    first = change_email_request(table, as_read, "ada@babbage.io", str(uuid.uuid4()))
+    second = change_email_request(table, as_read, "ada@analytical.io", str(uuid.uuid4()))
+    assert first is not None and second is not None
+    client.transact_write_items(**first)
+    with pytest.raises(ClientError) as cancelled:
+        client.transact_write_items(**second)
+    assert reason_codes(cancelled.value) == ["None", "ConditionalCheckFailed", "ConditionalCheckFailed"]
+    assert taken_fields(cancelled.value, CHANGE_EMAIL_FIELDS) == []

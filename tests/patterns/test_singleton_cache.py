@@ -65,7 +65,7 @@ def test_cache__negative_ttl__refused(tconn: Connection) -> None:
         FlagStore(tconn.client, tconn.table_name, cache_ttl=-1)
 
 
-# ---------------------------------------------------------------- last known good (stale_ttl)
+# ---------------------------------------------------------------- last known good (stale_for)
 
 
 class _Body:
@@ -104,24 +104,24 @@ def dead_client(conn: Connection) -> Any:
     return dead.new_client(retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=1)
 
 
-def test_read__network_down_within_stale_ttl__last_good_flags_as_stale(tconn: Connection) -> None:
-    """A failed call serves the last good read while younger than ttl + stale_ttl, then the defaults."""
+def test_read__network_down_within_stale_for__last_good_flags_as_stale(tconn: Connection) -> None:
+    """A failed call serves the last good read while younger than ttl + stale_for, then the defaults."""
     clock = Clock()
-    store = stale_store(tconn, clock, stale_ttl=60)
+    store = stale_store(tconn, clock, stale_for=60)
     store.client = dead_client(tconn)
     clock.now += 40
     res = store.read()
     assert (res.source, res.is_default, res["maintenance_mode"], res.age) == ("stale", False, False, 40.0)
     assert res.error_code == "EndpointConnectionError"
     assert "serving the last good flags, 40 s old" in res.reason
-    clock.now += 50  # 90 s old: past cache_ttl 30 + stale_ttl 60
+    clock.now += 50  # 90 s old: past cache_ttl 30 + stale_for 60
     late = store.read()
     assert (late.source, late.is_default, late["maintenance_mode"]) == ("defaults", True, True)
     assert late.error_code == "EndpointConnectionError"
 
 
-def test_read__stale_ttl_zero__failed_call_fails_closed(tconn: Connection) -> None:
-    """The default (stale_ttl=0) keeps the strict behaviour: a failed call gives the defaults."""
+def test_read__stale_for_zero__failed_call_fails_closed(tconn: Connection) -> None:
+    """The default (stale_for=0) keeps the strict behaviour: a failed call gives the defaults."""
     clock = Clock()
     store = stale_store(tconn, clock)
     store.client = dead_client(tconn)
@@ -131,9 +131,9 @@ def test_read__stale_ttl_zero__failed_call_fails_closed(tconn: Connection) -> No
 
 
 def test_read__item_missing__defaults_not_stale(tconn: Connection) -> None:
-    """A missing item is DynamoDB's answer, not a failed call: the defaults, even with stale_ttl."""
+    """A missing item is DynamoDB's answer, not a failed call: the defaults, even with stale_for."""
     clock = Clock()
-    store = stale_store(tconn, clock, stale_ttl=60)
+    store = stale_store(tconn, clock, stale_for=60)
     tconn.client.delete_item(TableName=tconn.table_name, Key=store.key)
     clock.now += 31
     res = store.read()
@@ -142,10 +142,10 @@ def test_read__item_missing__defaults_not_stale(tconn: Connection) -> None:
 
 
 def test_read__item_deleted_then_a_call_fails__defaults_never_the_deleted_flags(tconn: Connection) -> None:
-    """Read as missing after a good read, then the network fails within cache_ttl + stale_ttl of the good
+    """Read as missing after a good read, then the network fails within cache_ttl + stale_for of the good
     read: the defaults — the missing answer forgot the last good flags (issue 40, point 5)."""
     clock = Clock()
-    store = stale_store(tconn, clock, stale_ttl=60)
+    store = stale_store(tconn, clock, stale_for=60)
     tconn.client.delete_item(TableName=tconn.table_name, Key=store.key)
     clock.now += 31
     assert store.read().source == "defaults"
@@ -158,7 +158,7 @@ def test_read__item_deleted_then_a_call_fails__defaults_never_the_deleted_flags(
 def test_read__throttled__not_called_again_during_retry_after(tconn: Connection) -> None:
     """After a throttled GetItem, reads within retry_after serve stale flags without a call."""
     clock = Clock()
-    store = stale_store(tconn, clock, stale_ttl=60, retry_after=1.0)
+    store = stale_store(tconn, clock, stale_for=60, retry_after=1.0)
     sent = answer_with(store.client, 400, "ThrottlingException")
     clock.now += 31
     first = store.read()
@@ -176,7 +176,7 @@ def test_read__throttled__not_called_again_during_retry_after(tconn: Connection)
 def test_read__5xx__counts_as_a_failed_call(tconn: Connection) -> None:
     """An InternalServerError (HTTP 500) serves the last good flags like a network error."""
     clock = Clock()
-    store = stale_store(tconn, clock, stale_ttl=60)
+    store = stale_store(tconn, clock, stale_for=60)
     answer_with(store.client, 500, "InternalServerError")
     clock.now += 31
     res = store.read()
@@ -186,7 +186,7 @@ def test_read__5xx__counts_as_a_failed_call(tconn: Connection) -> None:
 def test_read__dynamodb_back_after_retry_after__fresh_item_again(tconn: Connection) -> None:
     """When DynamoDB answers again after the back-off, the read is the stored item."""
     clock = Clock()
-    store = stale_store(tconn, clock, stale_ttl=60)
+    store = stale_store(tconn, clock, stale_for=60)
     good = store.client
     store.client = dead_client(tconn)
     clock.now += 31
@@ -208,7 +208,7 @@ def test_cache__ttl_ended__last_good_still_kept() -> None:
     assert cache.last_good(15) is None
 
 
-def test_store__negative_stale_ttl__refused(tconn: Connection) -> None:
-    """A negative stale_ttl or retry_after is a mistake, refused before any call."""
-    with pytest.raises(ValidationError, match="stale_ttl"):
-        FlagStore(tconn.client, tconn.table_name, stale_ttl=-1)
+def test_store__negative_stale_for__refused(tconn: Connection) -> None:
+    """A negative stale_for or retry_after is a mistake, refused before any call."""
+    with pytest.raises(ValidationError, match="stale_for"):
+        FlagStore(tconn.client, tconn.table_name, stale_for=-1)

@@ -45,10 +45,10 @@ def fake_history() -> pd.DataFrame:
     return history_of(rows)
 
 
-def test_timeline__abab_race__two_lanes_four_bars_stale_read_and_overwrite_marked(
+def test_timeline__abab_race__two_lanes_four_bars_outdated_read_and_overwrite_marked(
     tconn: Connection,
 ) -> None:
-    """A forced ABAB lost update draws 2 lanes, 4 bars, and marks B's stale read and overwrite."""
+    """A forced ABAB lost update draws 2 lanes, 4 bars, and marks B's outdated read and overwrite."""
     res = race_two(tconn, naive_increment, "ABAB")
     fig = timeline(res)
     ax = fig.axes[0]
@@ -57,9 +57,9 @@ def test_timeline__abab_race__two_lanes_four_bars_stale_read_and_overwrite_marke
     assert len(bars(fig)) == 4
     labels = [t.get_text() for t in ax.texts]
     assert labels.count("GetItem") == 2 and labels.count("PutItem") == 2
-    assert detected_marks(res.history) == {("B", 0): "stale read", ("B", 1): "overwrites A"}
-    notes = [a.get_text() for a in ax.texts if a.get_text() in ("stale read", "overwrites A")]
-    assert sorted(notes) == ["overwrites A", "stale read"]
+    assert detected_marks(res.history) == {("B", 0): "outdated by A", ("B", 1): "overwrites A"}
+    notes = [a.get_text() for a in ax.texts if a.get_text() in ("outdated by A", "overwrites A")]
+    assert sorted(notes) == ["outdated by A", "overwrites A"]
     assert sum(1 for b in bars(fig) if b.get_hatch()) == 2
 
 
@@ -255,8 +255,8 @@ def test_timeline__first_call_late_in_the_run__axis_starts_at_the_first_call() -
 
 
 def test_timeline__marks_on_neighbouring_short_calls__labels_stacked_not_overlapped() -> None:
-    """B's stale read and its overwrite, two short calls side by side: their mark labels do not touch."""
-    marks = {("B", 0): "stale read", ("B", 1): "overwrites A"}
+    """B's outdated read and its overwrite, two short calls side by side: their mark labels do not touch."""
+    marks = {("B", 0): "outdated by A", ("B", 1): "overwrites A"}
     fig = timeline(late_history(), marks)
     FigureCanvasAgg(fig).draw()  # type: ignore[no-untyped-call]
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
