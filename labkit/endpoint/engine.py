@@ -260,7 +260,7 @@ class DynamoEngine:
         schema_of = self.store.schema_of(request.account, request.region)
         steps = steps_of(request.operation) if request.service == DYNAMODB else NO_STEPS
         plan = validate(request, schema_of, steps.check)
-        asked = self.weak.asked(request)
+        asked = self.weak.asked(request, plan, schema_of)
         if steps.execute is not None:  # PartiQL: run as data-plane requests
             return steps.execute(request, self._handle, schema_of)
         if request.service != DYNAMODB or request.operation not in DATA_PLANE:

@@ -13,14 +13,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ...operations import WEAK_ANSWER_HEADER, WEAK_ANSWER_NONE, WEAK_ANSWER_WHERE, WeakAnswer, weak_answer_misuse
+from ...operations import (
+    WEAK_ANSWER_HEADER,
+    WEAK_ANSWER_NONE,
+    WEAK_ANSWER_WHERE,
+    WeakAnswer,
+    WeakForm,
+    parse_weak_answer,
+    weak_answer_misuse,
+)
 from ..errors import ClientFault
 from ..plan import Plan
 from ..schema import SchemaOf
 from ..store.history import ImageHistory
 from ..wire.decode import DYNAMODB, Request
 from ..wire.encode import Response, response
-from . import partial, stale
+from . import partial, stale, torn
 
 if TYPE_CHECKING:
     from ..operations import Steps
@@ -42,13 +50,17 @@ class Planned:
     already given when nothing is left to apply."""
 
     stage: WeakStage
-    kind: WeakAnswer | None
+    form: WeakForm | None
     request: Request
     plan: Plan
     left: dict[str, Any] = field(default_factory=dict)
     answered: Response | None = None
     original: Request | None = None  # the request as sent, kept alive with its plan's scopes
     echo: str | None = None
+
+    @property
+    def kind(self) -> WeakAnswer | None:
+        return None if self.form is None else self.form.kind
 
     @property
     def narrowed(self) -> bool:
@@ -61,17 +73,25 @@ class Planned:
         if kind is WeakAnswer.SHORT_PAGE:
             applied, self.echo = _short_page(store, request, plan, steps.to_moto(params, plan.parsed_of), schema_of)
             return applied
-        if kind is WeakAnswer.STALE_READ:
-            assert self.stage.history is not None
-            applied, self.echo = stale.stale(
-                store,
-                self.stage.history,
-                request,
-                stale.scope(request, plan, schema_of),
-                lambda: store.apply(request, plan, steps.to_moto(params, plan.parsed_of), track=track),
-                lambda found: stale.finished(found, lambda p: steps.finish(params, p, plan.parsed_of)),
-                none,
-            )
+        if kind is WeakAnswer.STALE_READ or kind is WeakAnswer.TORN_READ:
+            history, form = self.stage.history, self.form
+            assert history is not None and form is not None
+
+            def read() -> Applied:
+                return store.apply(request, plan, steps.to_moto(params, plan.parsed_of), track=track)
+
+            def answer(found: Applied) -> dict[str, Any]:
+                return stale.finished(found, lambda p: steps.finish(params, p, plan.parsed_of))
+
+            if kind is WeakAnswer.TORN_READ:
+                reads = stale.scope(request, plan, schema_of, every=True)
+                applied, self.echo = torn.torn(store, history, request, form, reads, read, answer, none)
+            elif form.names_a_view:
+                reads = stale.scope(request, plan, schema_of)
+                applied, self.echo = stale.named(store, history, request, plan, form, reads, read, none)
+            else:
+                reads = stale.scope(request, plan, schema_of)
+                applied, self.echo = stale.stale(store, history, request, reads, read, answer, none)
             return applied
         self.echo = None if kind is None else kind.value
         return store.apply(request, plan, steps.to_moto(params, plan.parsed_of), track=track)
@@ -88,7 +108,7 @@ class WeakStage:
     def __init__(self, store: MotoStore, history: ImageHistory | None) -> None:
         self.store, self.history = store, history
 
-    def asked(self, request: Request) -> WeakAnswer | None:
+    def asked(self, request: Request, plan: Plan, schema_of: SchemaOf) -> WeakForm | None:
         """The weak answer the request's header asks for, if DynamoDB can give it here (else a 400);
         None: none asked."""
         value = request.headers.get(HEADER)
@@ -105,17 +125,20 @@ class WeakStage:
         why = weak_answer_misuse(kind, operation, request.params)
         if why is not None:
             raise ClientFault("ValidationException", why)
-        return WeakAnswer(kind)
+        form = parse_weak_answer(kind)
+        why = _misfit(request, plan, form, schema_of)
+        if why is not None:
+            raise ClientFault("ValidationException", f"{WEAK_ANSWER_HEADER}: {form.text()}: {why}; {WEAK_ANSWER_WHERE}")
+        return form
 
-    def plan(
-        self, request: Request, plan: Plan, asked: WeakAnswer | None, by_rule: Callable[[], str | None]
-    ) -> Planned:
+    def plan(self, request: Request, plan: Plan, asked: WeakForm | None, by_rule: Callable[[], str | None]) -> Planned:
         """The request's weak answer, settled once: the one asked for, else a fault rule's (``by_rule``)."""
-        kind = asked
-        if kind is None and self.history is not None:
+        form = asked
+        if form is None and self.history is not None:
             ruled = by_rule()
-            kind = None if ruled is None else WeakAnswer(ruled)
-        planned = Planned(self, kind, request, plan)
+            form = None if ruled is None else WeakForm(WeakAnswer(ruled))
+        planned = Planned(self, form, request, plan)
+        kind = planned.kind
         if kind is WeakAnswer.UNPROCESSED_ITEMS:
             rest, narrowed, planned.left = partial.split_last(request, plan)
             if rest is None:  # its only item left over: nothing applied, nothing read
@@ -130,6 +153,22 @@ class WeakStage:
         """A control-plane request changed tables (or may have): forget the images kept in its region."""
         if self.history is not None and status == 200:
             self.history.forget(request.account, request.region)
+
+
+def _misfit(request: Request, plan: Plan, form: WeakForm, schema_of: SchemaOf) -> str | None:
+    """Why the view ``form`` names cannot be this read's (the engine's own checks, after the protocol's)."""
+    if not form.misses:
+        return None
+    unread = stale.misses_unread(request, plan, form)
+    if unread is not None:
+        reads = "reads" if form.kind is WeakAnswer.TORN_READ else "reads eventually consistently"
+        return f"the key {unread} is not one this {request.operation} {reads}"
+    if form.index:
+        schema = schema_of(str(request.params.get("TableName")))
+        index = None if schema is None else schema.index(str(request.params.get("IndexName")))
+        if index is not None and index.local:
+            return "a local secondary index follows its table (its partition lags as a whole): use behind=N"
+    return None
 
 
 def _short_page(

@@ -9,10 +9,11 @@ table or index, the table); :func:`stale` answers the read on the views the imag
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...operations import Op, WeakAnswer
+from ...operations import Op, WeakAnswer, WeakForm, key_name
 from ...partition_keys import canonical
 from ..plan import Plan
 from ..schema import SchemaOf
@@ -30,12 +31,14 @@ Read = Callable[[], "Applied"]
 Finished = Callable[["Applied"], dict[str, Any]]
 
 
-def scope(request: Request, plan: Plan, schema_of: SchemaOf) -> Scope:
-    """Which changes an eventually consistent read reads: the items it names, or the partition or
-    table it reads (a Query on an index: the changes whose images before or after are in that partition)."""
+def scope(request: Request, plan: Plan, schema_of: SchemaOf, every: bool = False) -> Scope:
+    """Which changes an eventually consistent read reads: the items it names (``every``: with its
+    strongly consistent BatchGetItem keys too), or the partition or table it reads (a Query on an
+    index: the changes whose images before or after are in that partition)."""
     params = request.params
     if request.operation in (Op.GET_ITEM, Op.BATCH_GET_ITEM):
-        return Scope(items=frozenset((table, key_text(key)) for table, key, strong, _ in plan.gets if not strong))
+        keys = ((table, key_text(key)) for table, key, strong, _ in plan.gets if every or not strong)
+        return Scope(items=frozenset(keys))
     table = str(params["TableName"])
     partition = plan.reads[0][1] if plan.reads and request.operation == Op.QUERY else ""
     schema = schema_of(table)
@@ -94,4 +97,54 @@ def stale(
     return strong, none("the earlier images kept answer as the store does now")
 
 
-__all__ = ["finished", "scope", "stale"]
+def named(
+    store: MotoStore,
+    history: ImageHistory,
+    request: Request,
+    plan: Plan,
+    form: WeakForm,
+    reads: Scope,
+    read: Read,
+    none: Callable[[str], str],
+) -> tuple[Applied, str]:
+    """The read on the one view ``form`` names: what it reads as of before its ``behind`` latest
+    writes, or each named key (index entry) as of before its own latest writes; the strong answer
+    with ``none; <why>`` when the history does not keep that view."""
+    account, region = request.account, request.region
+    undo: list[Change] = []
+    if form.behind is not None:
+        found = None
+        for n, rollback in enumerate(history.rollbacks(account, region, reads, steps=form.behind), 1):
+            if n == form.behind:
+                found = rollback
+        if found is None:
+            return read(), none(f"fewer than {form.behind} earlier writes to what it reads are kept")
+        undo = found
+    for key, steps in form.misses:
+        for table in _tables_of(request, plan, key):
+            mine = history.latest(account, region, table, key_text(json.loads(key)), steps)
+            if mine is None:
+                writes = "write" if steps == 1 else f"{steps} writes"
+                return read(), none(f"no earlier image of {key} before its latest {writes} is kept")
+            undo += mine
+    with as_before(store, account, region, undo):
+        applied = read()
+    return applied, form.text()
+
+
+def _tables_of(request: Request, plan: Plan, key: str) -> list[str]:
+    """The tables whose item at ``key`` the read reads (a GetItem's or BatchGetItem's tables; else its table)."""
+    if request.operation in (Op.GET_ITEM, Op.BATCH_GET_ITEM):
+        return sorted({table for table, k, _, _ in plan.gets if key_name(k) == key})
+    return [str(request.params["TableName"])]
+
+
+def misses_unread(request: Request, plan: Plan, form: WeakForm) -> str | None:
+    """The first key ``form`` names that this GetItem or BatchGetItem does not read eventually consistently."""
+    if request.operation not in (Op.GET_ITEM, Op.BATCH_GET_ITEM) or form.index:
+        return None
+    read = {key_name(k) for _, k, strong, _ in plan.gets if not strong or form.kind is WeakAnswer.TORN_READ}
+    return next((key for key, _ in form.misses if key not in read), None)
+
+
+__all__ = ["finished", "misses_unread", "named", "scope", "stale"]
