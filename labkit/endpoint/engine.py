@@ -269,7 +269,7 @@ class DynamoEngine:
         info = self._info(request, plan) if hooks else None
         if info is not None:
             hooks = [hook for hook in hooks if wants(hook, info)]
-        weak = self.weak.plan(request, plan, asked, lambda: self._by_rule(request, info, hooks))
+        weak = self.weak.plan(request, plan, schema_of, asked, lambda: self._by_rule(request, info, hooks))
         if weak.answered is not None:
             return weak.answered
         request, plan = weak.request, weak.plan

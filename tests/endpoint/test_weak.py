@@ -408,6 +408,100 @@ def test_stale_read__partiql_select__runs_stale_as_the_query_it_stands_for(clien
     assert code == "ValidationException"
 
 
+# torn-read: some of one transaction's writes seen, not all --------------------------------------
+
+
+def _sign_up(client: Any, table: str, user: str = "u1", email: str = "a@example.com") -> None:
+    """Lesson 02's sign-up: the account and its email's marker in one TransactWriteItems."""
+    client.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": table, "Item": {**key(f"EMAIL#{email}"), "owner": {"S": user}}}},
+            {"Put": {"TableName": table, "Item": {**key(f"USER#{user}"), "email": {"S": email}}}},
+        ]
+    )
+
+
+def test_torn_read__scan_beside_a_sign_up__sees_the_marker_and_not_the_account(client: Any, asking: Any) -> None:
+    """Scan is "Read-committed" in the isolation table: the items of one TransactWriteItems may be read
+    at different moments, so the new marker shows and the new account does not (the audit's orphan)."""
+    table = make_table(client)
+    _sign_up(client, table)
+    view = f"torn-read; misses={key_name(key('USER#u1'))}"
+    answer = weak(asking, view).scan(TableName=table)
+    assert [i["PK"]["S"] for i in answer["Items"]] == ["EMAIL#a@example.com"]
+    assert echo(answer) == view
+
+
+def test_torn_read__unnamed__the_first_subset_that_answers_otherwise_named_in_the_echo(
+    client: Any, asking: Any
+) -> None:
+    table = make_table(client)
+    _sign_up(client, table)
+    answer = weak(asking, WeakAnswer.TORN_READ).scan(TableName=table)
+    assert answer["Count"] == 1
+    missed = "EMAIL#a@example.com" if answer["Items"][0]["PK"]["S"] == "USER#u1" else "USER#u1"
+    assert echo(answer) == f"torn-read; misses={key_name(key(missed))}"
+
+
+def test_torn_read__every_write_of_the_transaction_named__strong_answer_and_none(client: Any, asking: Any) -> None:
+    """A torn read sees some of the transaction's writes: missing all of them is not one."""
+    table = make_table(client)
+    _sign_up(client, table)
+    both = f"{key_name(key('EMAIL#a@example.com'))}, {key_name(key('USER#u1'))}"
+    answer = weak(asking, f"torn-read; misses={both}").scan(TableName=table)
+    assert answer["Count"] == 2
+    assert echo(answer) == "none; a torn read sees at least one of the transaction's writes"
+
+
+def test_torn_read__item_written_again_after_the_transaction__not_missed(client: Any, asking: Any) -> None:
+    """Only items whose latest write is the transaction's: a later write to one is seen with it."""
+    table = make_table(client)
+    _sign_up(client, table)
+    client.put_item(TableName=table, Item={**key("USER#u1"), "email": {"S": "a@example.com"}, "v": {"N": "2"}})
+    answer = weak(asking, f"torn-read; misses={key_name(key('USER#u1'))}").scan(TableName=table)
+    assert answer["Count"] == 2
+    assert echo(answer) == "none; no one transaction kept is the latest write of every item named"
+
+
+def test_torn_read__batch_get_with_consistent_read__still_torn(client: Any, asking: Any) -> None:
+    """BatchGetItem is read-committed against transactions whatever its ConsistentRead: each key is serializable
+    on its own, the batch is not."""
+    table = make_table(client)
+    _sign_up(client, table)
+    view = f"torn-read; misses={key_name(key('EMAIL#a@example.com'))}"
+    answer = weak(asking, view).batch_get_item(
+        RequestItems={table: {"Keys": [key("EMAIL#a@example.com"), key("USER#u1")], "ConsistentRead": True}}
+    )
+    assert [i["PK"]["S"] for i in answer["Responses"][table]] == ["USER#u1"] and echo(answer) == view
+
+
+def test_torn_read__no_transaction_wrote_what_it_reads__none(client: Any, asking: Any) -> None:
+    table = make_table(client)
+    _put(client, table, "plain", 1)
+    answer = weak(asking, WeakAnswer.TORN_READ).scan(TableName=table)
+    assert answer["Count"] == 1
+    assert echo(answer) == "none; no transaction kept in the history wrote what it reads"
+
+
+@pytest.mark.parametrize("call", ["get", "transact-get"])
+def test_torn_read__single_item_read_or_transact_get__400_they_are_serializable(
+    client: Any, asking: Any, call: str
+) -> None:
+    """GetItem and TransactGetItems are "Serializable" with TransactWriteItems in the isolation table: never torn."""
+    table = make_table(client)
+    _sign_up(client, table)
+    calls: dict[str, tuple[str, dict[str, Any]]] = {
+        "get": ("get_item", {"TableName": table, "Key": key("USER#u1")}),
+        "transact-get": (
+            "transact_get_items",
+            {"TransactItems": [{"Get": {"TableName": table, "Key": key("USER#u1")}}]},
+        ),
+    }
+    method, params = calls[call]
+    code, message = refused(getattr(weak(asking, WeakAnswer.TORN_READ), method), **params)
+    assert code == "ValidationException" and "with torn-read" in message
+
+
 # unprocessed-items ------------------------------------------------------------------------------
 
 

@@ -57,6 +57,7 @@ class Planned:
     answered: Response | None = None
     original: Request | None = None  # the request as sent, kept alive with its plan's scopes
     echo: str | None = None
+    misfit: str | None = None  # a rule's view that does not fit this request: the echo of its strong answer
 
     @property
     def kind(self) -> WeakAnswer | None:
@@ -93,7 +94,7 @@ class Planned:
                 reads = stale.scope(request, plan, schema_of)
                 applied, self.echo = stale.stale(store, history, request, reads, read, answer, none)
             return applied
-        self.echo = None if kind is None else kind.value
+        self.echo = self.misfit if kind is None else kind.value
         return store.apply(request, plan, steps.to_moto(params, plan.parsed_of), track=track)
 
     def finish(self, payload: dict[str, Any]) -> None:
@@ -131,13 +132,23 @@ class WeakStage:
             raise ClientFault("ValidationException", f"{WEAK_ANSWER_HEADER}: {form.text()}: {why}; {WEAK_ANSWER_WHERE}")
         return form
 
-    def plan(self, request: Request, plan: Plan, asked: WeakForm | None, by_rule: Callable[[], str | None]) -> Planned:
+    def plan(
+        self,
+        request: Request,
+        plan: Plan,
+        schema_of: SchemaOf,
+        asked: WeakForm | None,
+        by_rule: Callable[[], str | None],
+    ) -> Planned:
         """The request's weak answer, settled once: the one asked for, else a fault rule's (``by_rule``)."""
-        form = asked
+        form, misfit = asked, None
         if form is None and self.history is not None:
-            ruled = by_rule()
-            form = None if ruled is None else WeakForm(WeakAnswer(ruled))
+            ruled = by_rule()  # a rule's form fits the operation (the rule matched); its keys may not
+            form = None if ruled is None else parse_weak_answer(ruled)
+            misfit = None if form is None else _misfit(request, plan, form, schema_of)
         planned = Planned(self, form, request, plan)
+        if misfit is not None:  # the strong answer, saying why
+            planned.form, planned.misfit = None, none(misfit)
         kind = planned.kind
         if kind is WeakAnswer.UNPROCESSED_ITEMS:
             rest, narrowed, planned.left = partial.split_last(request, plan)

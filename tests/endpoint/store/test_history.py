@@ -83,6 +83,45 @@ def test_history__rollbacks__stop_after_steps_commits() -> None:
     assert len(list(history.rollbacks(ACCOUNT, REGION, Scope(table="t")))) == STEPS
 
 
+def test_history__rollbacks__never_reach_back_past_an_image_the_per_item_bound_dropped() -> None:
+    """A view is exact or not given: once "hot" lost its oldest image, a table view older than that
+    image would show "hot" as it was later, so the views stop above it."""
+    history = ImageHistory(per_item=2)
+    history(_commit("t", "cold", None, 1))  # commit 1
+    for v in range(1, 4):  # commits 2, 3, 4: "hot"'s first change (commit 2) is dropped
+        history(_commit("t", "hot", v - 1 if v > 1 else None, v))
+    views = list(history.rollbacks(ACCOUNT, REGION, Scope(table="t")))
+    assert [[c.key["PK"]["S"] for c in undo] for undo in views] == [["hot"], ["hot", "hot"]]
+    cold = Scope(items=frozenset({("t", key_text({"PK": {"S": "cold"}}))}))
+    assert len(list(history.rollbacks(ACCOUNT, REGION, cold))) == 1  # an item without a floor keeps its own
+    assert history.latest(ACCOUNT, REGION, "t", key_text({"PK": {"S": "hot"}}), 2) is not None
+    assert history.latest(ACCOUNT, REGION, "t", key_text({"PK": {"S": "hot"}}), 3) is None
+
+
+def test_history__transactions__newest_first_only_items_whose_latest_write_is_theirs() -> None:
+    history = ImageHistory()
+
+    def change(pk: str, v: int) -> Change:
+        return Change("t", {"PK": {"S": pk}}, None, {"PK": {"S": pk}, "v": {"N": str(v)}})
+
+    history(Commit(ACCOUNT, REGION, "TransactWriteItems", (change("m1", 1), change("u1", 1))))
+    history(Commit(ACCOUNT, REGION, "TransactWriteItems", (change("m2", 1), change("u2", 1), change("x", 1))))
+    history(Commit(ACCOUNT, REGION, "PutItem", (change("x", 2),)))  # x's latest write is not the transaction's
+    found = [
+        ([c.key["PK"]["S"] for c in changes], made)
+        for changes, made in history.transactions(ACCOUNT, REGION, Scope(table="t"))
+    ]
+    assert found == [(["m2", "u2"], 3), (["m1", "u1"], 2)]
+
+
+def test_history__floors__bounded_by_what_is_kept() -> None:
+    """The floors the per-item bound leaves go with their items and tables: 20,000 writes keep a bounded few."""
+    history = ImageHistory(per_item=2, changes=100)
+    for v in range(20_000):
+        history(_commit(f"t{v % 7}", f"k{v % 300}", None, v))
+    assert len(history) <= 100 and history.floors() <= 100 + 7
+
+
 def test_history__forget__drops_an_account_and_regions_changes_only() -> None:
     history = ImageHistory()
     history(_commit("t", "a", None, 1))
