@@ -165,6 +165,41 @@ def test_memory__20000_updates_of_one_item_with_the_history_on__grow_rss_by_unde
     assert found["growth"] < 5 * 1024 * 1024, f"RSS grew by {found['growth'] / 1e6:.1f} MB"
 
 
+#: After the prelude: N updates as TransactWriteItems of two items over 500 keys; every tenth, a
+#: GetItem two writes behind, a BatchGetItem missing one key's latest write, a torn BatchGetItem.
+MEMORY_VIEWS = r"""
+def key(k):
+    return {"PK": {"S": f"k{k}"}}
+def update(n):
+    a, b = n % 500, (n * 7 + 1) % 500
+    if a == b:
+        b = (b + 1) % 500
+    put = lambda k: {"Put": {"TableName": "mem", "Item": {**key(k), "n": {"N": str(n)}, "pad": {"S": "x" * 200}}}}
+    call("TransactWriteItems", {"TransactItems": [put(a), put(b)]})
+    if n % 10 == 0:
+        call("GetItem", {"TableName": "mem", "Key": key(a)}, weak="stale-read; behind=2")
+        both = {"RequestItems": {"mem": {"Keys": [key(a), key(b)]}}}
+        call("BatchGetItem", both, weak="stale-read; misses=" + json.dumps(key(b), separators=(",", ":")))
+        call("BatchGetItem", both, weak="torn-read")
+for n in range(1000):
+    update(n)
+before = rss()
+for n in range(1000, 1000 + int(os.environ["N"]) // 2):  # two updates per transaction
+    update(n)
+history = engine.history
+print(json.dumps({"growth": rss() - before, "kept": len(history), "floors": history.floors()}))
+"""
+
+
+@pytest.mark.slow
+def test_memory__20000_updates_in_transactions_with_named_and_torn_views__rss_within_10_mb() -> None:
+    """Issue 37's bound: stale views named (behind, misses) and torn reads along the way keep the
+    history bounded (at most four images per item, a floor per item and table) and RSS flat."""
+    found = json.loads(measure_memory(MEMORY_VIEWS, N="20000"))
+    assert found["kept"] <= 500 * ImageHistory().per_item and found["floors"] <= 500 + 1
+    assert found["growth"] < 10 * 1024 * 1024, f"RSS grew by {found['growth'] / 1e6:.1f} MB"
+
+
 # a stale view is not a write ---------------------------------------------------------------------
 
 
