@@ -33,7 +33,7 @@ from .errors import ClientFault
 from .metering.consumed_capacity import meter, replay
 from .operations import NO_STEPS, Steps, steps_of
 from .plan import Plan
-from .schema import TableSchema
+from .schema import SchemaOf, TableSchema
 from .store import expiry
 from .store.history import ImageHistory
 from .store.idempotency import TokenMemory, fingerprint
@@ -262,7 +262,7 @@ class DynamoEngine:
         plan = validate(request, schema_of, steps.check)
         asked = self.weak.asked(request, plan, schema_of)
         if steps.execute is not None:  # PartiQL: run as data-plane requests
-            return steps.execute(request, self._handle, schema_of)
+            return self._partiql(request, steps, schema_of, asked is not None)
         if request.service != DYNAMODB or request.operation not in DATA_PLANE:
             return self._control_plane(request, steps)
         hooks = list(self._hooks)
@@ -300,6 +300,21 @@ class DynamoEngine:
         if rejection is not None:
             return error_response(rejection.code, rejection.message, rejection.status, **rejection.extra)
         return _echo(response(200, payload), weak.echo)
+
+    def _partiql(self, request: Request, steps: Steps, schema_of: SchemaOf, asked: bool) -> Response:
+        """A PartiQL request, run as the data-plane request(s) it stands for; a weak answer asked for
+        (an ExecuteStatement SELECT) is given by the request it runs as, whose echo is the answer's."""
+        echoes: list[str] = []
+
+        def run(sub: Request) -> Response:
+            answer = self._handle(sub)
+            if HEADER in answer[1]:
+                echoes.append(answer[1][HEADER])
+            return answer
+
+        assert steps.execute is not None
+        found = steps.execute(request, run if asked else self._handle, schema_of)
+        return _echo(found, echoes[-1] if echoes and found[0] == 200 else None)
 
     def _control_plane(self, request: Request, steps: Steps) -> Response:
         """A control-plane request: answered by its step or by moto; it moves :attr:`generation`."""

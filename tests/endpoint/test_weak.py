@@ -399,7 +399,7 @@ def test_stale_read__partiql_select__runs_stale_as_the_query_it_stands_for(clien
     answer = weak(asking, "stale-read; behind=1").execute_statement(
         Statement=f"SELECT * FROM \"{table}\" WHERE PK = 'cart'"
     )
-    assert [i["SK"]["S"] for i in answer["Items"]] == ["1"]
+    assert [i["SK"]["S"] for i in answer["Items"]] == ["1"] and echo(answer) == "stale-read; behind=1"
     code, _ = refused(
         weak(asking, "stale-read").execute_statement,
         Statement=f"SELECT * FROM \"{table}\" WHERE PK = 'cart'",
