@@ -9,9 +9,10 @@ told and never writes to the store; :meth:`ImageHistory.rollbacks` hands back, n
 changes to undo for a view "as of before", :meth:`ImageHistory.latest` one item's own changes,
 :meth:`ImageHistory.transactions` the recent TransactWriteItems commits (``torn-read``).
 
-A view is exact or not given: an item that lost its oldest change to the per-item bound leaves a
-*floor* on its table (and on itself); a view reaching back to the floor would show that item at a
-state it never had then, so :meth:`~ImageHistory.rollbacks` stops before it. The global bounds
+A view is exact or not given: an item that lost its oldest change to the per-item bound keeps
+that change as its *floor*; a view of a scope that reads the item (its partition, its table; any
+index partition, which it may have passed through in a change it lost) reaching back to it would
+show the item at a state it never had then, so :meth:`~ImageHistory.rollbacks` stops before it. The global bounds
 drop the oldest commits first, so they never leave such a hole. Plain data, no moto import.
 """
 
@@ -47,6 +48,9 @@ class Scope:
     items: frozenset[tuple[str, str]] | None = None
     table: str = ""
     test: Callable[[Change], bool] = lambda change: True
+    #: ``test`` reads only a change's key (an item's changes are all in the scope or all out); False
+    #: (an index partition, read from the images): an item may have passed through it in any change
+    keyed: bool = True
 
 
 @dataclass(frozen=True)
@@ -92,9 +96,10 @@ class ImageHistory:
         self._bytes = 0
         self._next = 0
         self._commits = 0
-        # the newest commit an item (and its table) lost to the per-item bound: views stop above it
-        self._item_floor: dict[ItemId, int] = {}
-        self._table_floor: dict[tuple[str, str, str], int] = {}
+        # the newest change an item lost to the per-item bound (its floor), and the items of a table
+        # that have one: a view of a scope that change is in stops above its commit
+        self._floor_of: dict[ItemId, Kept] = {}
+        self._floored: dict[tuple[str, str, str], set[ItemId]] = {}
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -121,10 +126,8 @@ class ImageHistory:
             mine = self._items.setdefault(item, deque())
             mine.append(n)
             if len(mine) > self.per_item:
-                lost = self._kept[mine[0]].commit
-                self._item_floor[item] = lost
-                table = item[:3]
-                self._table_floor[table] = max(self._table_floor.get(table, 0), lost)
+                self._floor_of[item] = self._kept[mine[0]]
+                self._floored.setdefault(item[:3], set()).add(item)
                 self._drop(mine.popleft())
         while self._kept and (len(self._kept) > self.changes or self._bytes > self.size):
             n, kept = next(iter(self._kept.items()))
@@ -132,7 +135,7 @@ class ImageHistory:
             mine.popleft()  # the oldest kept change is its item's oldest too
             if not mine:
                 del self._items[kept.item]
-                self._item_floor.pop(kept.item, None)
+                self._unfloor(kept.item)
             self._drop(n)
 
     def _drop(self, n: int) -> None:
@@ -142,7 +145,14 @@ class ImageHistory:
         del table[n]
         if not table:
             del self._tables[kept.item[:3]]
-            self._table_floor.pop(kept.item[:3], None)
+
+    def _unfloor(self, item: ItemId) -> None:
+        """An item left the history: its floor goes (every change it lost is older than any kept)."""
+        if self._floor_of.pop(item, None) is not None:
+            floored = self._floored[item[:3]]
+            floored.discard(item)
+            if not floored:
+                del self._floored[item[:3]]
 
     def forget(self, account: str, region: str) -> None:
         """Drop every change kept in an account and region (a table there was made, changed or deleted)."""
@@ -151,7 +161,7 @@ class ImageHistory:
                 self._drop(n)
         for item in [i for i in self._items if i[:2] == (account, region)]:
             del self._items[item]
-            self._item_floor.pop(item, None)
+            self._unfloor(item)
 
     def clear(self) -> int:
         """Forget every change kept (every account and region): as if every write so far had propagated."""
@@ -159,21 +169,25 @@ class ImageHistory:
         self._kept.clear()
         self._items.clear()
         self._tables.clear()
-        self._item_floor.clear()
-        self._table_floor.clear()
+        self._floor_of.clear()
+        self._floored.clear()
         self._bytes = 0
         return dropped
 
     def floors(self) -> int:
-        """How many items and tables carry a floor (bounded with what is kept: a test reads it)."""
-        return len(self._item_floor) + len(self._table_floor)
+        """How many items carry a floor (bounded by the items kept: a test reads it)."""
+        return len(self._floor_of)
 
     def _floor(self, account: str, region: str, scope: Scope) -> int:
-        """The newest commit a view of ``scope`` may not reach back to (0: none)."""
+        """The newest commit a view of ``scope`` may not reach back to (0: none): that of the newest
+        change an item lost, if ``scope`` reads the item (a keyed scope reads all its changes or
+        none; an index partition may have seen it in any change it lost, so any counts)."""
         if scope.items is not None:
-            floors = (self._item_floor.get((account, region, table, key), 0) for table, key in scope.items)
-            return max(floors, default=0)
-        return self._table_floor.get((account, region, scope.table), 0)
+            items: Iterable[ItemId] = ((account, region, table, key) for table, key in scope.items)
+        else:
+            items = self._floored.get((account, region, scope.table), ())
+        lost = (self._floor_of.get(item) for item in items)
+        return max((k.commit for k in lost if k is not None and (not scope.keyed or scope.test(k.change))), default=0)
 
     def latest(self, account: str, region: str, table: str, key: str, steps: int) -> list[Change] | None:
         """One item's ``steps`` latest changes, newest first, to undo for a view of it as of before them;

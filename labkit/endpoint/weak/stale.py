@@ -54,7 +54,7 @@ def scope(request: Request, plan: Plan, schema_of: SchemaOf, every: bool = False
             image is not None and hash_key in image and _canonical(image[hash_key]) == partition for image in images
         )
 
-    return Scope(table=table, test=in_partition)
+    return Scope(table=table, test=in_partition, keyed=found is None or found.local)
 
 
 def _canonical(value: Mapping[str, Any]) -> str:
