@@ -6,6 +6,7 @@ a stale answer is one the store really had (checked against the answers recorded
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -407,7 +408,7 @@ def test_stale_read_behind__generated_writes__each_view_is_the_answer_before_the
     reads = _reads()
     operation = ["Scan"] + ["Query"] * (len(reads) - 1)
     # which reads each write touches: the Scan; partition a, b; index partition x, y
-    scopes = [
+    scopes: list[Callable[[tuple[str, str, str, str | None], tuple[Any, Any]], bool]] = [
         lambda w, c: True,
         lambda w, c: w[1] == "a",
         lambda w, c: w[1] == "b",
