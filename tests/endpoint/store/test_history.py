@@ -525,13 +525,13 @@ def test_torn_read__generated_transactions__each_named_subset_is_the_store_witho
             form = f"torn-read; misses={names}"
             answer, echo = _send(engine, "Scan", {"TableName": TABLE}, weak=form)
             writers = {last.get(pk) for pk in subset}
-            n = writers.pop() if len(writers) == 1 else None
-            if n is None or not steps[n][0] or size == len(changed[n]):
+            writer = writers.pop() if len(writers) == 1 else None
+            if writer is None or not steps[writer][0] or size == len(changed[writer]):
                 assert echo is not None and echo.startswith("none; "), (subset, echo)
                 continue
             reference = _table_engine()
             for m, step in enumerate(steps):
                 # from that transaction on, the subset's writes are left out (later ones changed nothing)
-                _write_all(reference, step, m, frozenset(subset) if m >= n else frozenset())
+                _write_all(reference, step, m, frozenset(subset) if m >= writer else frozenset())
             assert echo == form
             assert _sorted(answer) == _sorted(_send(reference, "Scan", {"TableName": TABLE})[0]), subset
