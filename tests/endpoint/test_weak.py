@@ -28,6 +28,7 @@ Each rule the engine follows is DynamoDB's, quoted from its documentation:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,10 +36,12 @@ import pytest
 from botocore.exceptions import ClientError
 
 from labkit.embedded import DYNAMODB_LOCAL, start_endpoint
-from labkit.endpoint import EmbeddedEndpoint
+from labkit.endpoint import DynamoEngine, EmbeddedEndpoint
+from labkit.endpoint import engine as engine_module
+from labkit.endpoint.checks.request import validate
 from labkit.operations import WEAK_ANSWER_HEADER, WEAK_ANSWER_WHERE, WeakAnswer, key_name
 
-from .conftest import key, make_table, raw_client, refused
+from .conftest import engine_headers, key, make_table, raw_client, refused
 
 ECHO = WEAK_ANSWER_HEADER.lower()
 
@@ -550,6 +553,35 @@ def test_unprocessed_items__batch_get_of_one_key__reads_nothing(client: Any, ask
     _put(client, table, "1", 1)
     answer = weak(asking, WeakAnswer.UNPROCESSED_ITEMS).batch_get_item(RequestItems={table: {"Keys": [key("1")]}})
     assert answer["Responses"] == {} and answer["UnprocessedKeys"] == {table: {"Keys": [key("1")]}}
+
+
+def test_unprocessed_items__batch_write__validated_once_its_plan_narrowed_with_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The weak answer is planned once: the batch left short keeps the plan of the whole request, narrowed
+    (its last write target dropped), and the request is validated once."""
+    engine = DynamoEngine(weak_answers=True)
+    table = {
+        "TableName": "once",
+        "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}],
+        "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"}],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+    assert engine.handle(engine_headers("CreateTable"), json.dumps(table).encode())[0] == 200
+    validated: list[str] = []
+    real = validate
+
+    def counting(request: Any, *args: Any) -> Any:
+        validated.append(request.operation)
+        return real(request, *args)
+
+    monkeypatch.setattr(engine_module, "validate", counting)
+    puts = [{"PutRequest": {"Item": {"PK": {"S": pk}}}} for pk in ("1", "2", "3")]
+    headers = {**engine_headers("BatchWriteItem"), ECHO: "unprocessed-items"}
+    status, answered, body = engine.handle(headers, json.dumps({"RequestItems": {"once": puts}}).encode())
+    assert status == 200 and answered[ECHO] == "unprocessed-items"
+    assert json.loads(body)["UnprocessedItems"] == {"once": puts[-1:]}
+    assert validated == ["BatchWriteItem"]
 
 
 # short-page -------------------------------------------------------------------------------------
