@@ -316,24 +316,7 @@ def test_stale_read__generated_writes__answers_one_the_store_had_and_leaves_the_
     the store answered after some earlier write (the answers recorded along the way are the oracle): the one
     before the latest write when that write changed the answer. After every stale read, the index answers
     each read exactly as moto's walk of the table does (``store.indexed = False``)."""
-    engine = DynamoEngine(weak_answers=True)
-    _send(
-        engine,
-        "CreateTable",
-        {
-            "TableName": TABLE,
-            "BillingMode": "PAY_PER_REQUEST",
-            "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
-            "AttributeDefinitions": [{"AttributeName": n, "AttributeType": "S"} for n in ("PK", "SK", "G")],
-            "GlobalSecondaryIndexes": [
-                {
-                    "IndexName": "by-g",
-                    "KeySchema": [{"AttributeName": "G", "KeyType": "HASH"}],
-                    "Projection": {"ProjectionType": "ALL"},
-                }
-            ],
-        },
-    )
+    engine = _table_engine()
     reads = _reads()
     operation = ["Scan"] + ["Query"] * (len(reads) - 1)
     history: list[list[Any]] = [[_send(engine, op, r)[0] for op, r in zip(operation, reads, strict=True)]]
