@@ -247,8 +247,10 @@ def plot_storm(storms: Mapping[str, Storm], scale: float, *, bin_seconds: float 
         over = bars[bars["accepted"] > limit]
         if len(over):
             first = over.iloc[0]
+            writes = float(first["accepted"]) * bin_seconds
             top.annotate(
-                "the bucket starts full:\none second of the limit,\nspent at once",
+                f"first {bin_seconds:g} s: {writes:g} writes accepted =\n{limit:g} in the full bucket (one second"
+                f" of the limit)\n+ {writes - limit:g} refilled meanwhile",
                 xy=(float(first["start"]) + width / 2, float(first["accepted"])),
                 xytext=(float(first["start"]) + 4 * bin_seconds, limit * 6),
                 fontsize=8,
@@ -262,7 +264,10 @@ def plot_storm(storms: Mapping[str, Storm], scale: float, *, bin_seconds: float 
             f"{s['failed']} requests failed",
             fontsize=10,
         )
-        top.set_ylabel("HTTP attempts / s, one partition")
+        top.set_ylabel(
+            f"HTTP attempts a second, one partition\n"
+            f"(a bar: {bin_seconds:g} s of lab time, its count / {bin_seconds:g})"
+        )
         top.legend(loc="upper right", fontsize=8)
         waited = run.ops["end"] - run.ops["start"]
         retried = run.ops["retries"] > 0

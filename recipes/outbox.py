@@ -3,7 +3,8 @@
 * :func:`enqueue` writes the whole request under ``PK=OUTBOX``, ``SK=<entry id>`` — one partition
   key for every entry, so a restarted process finds them all with one Query (a Query needs an exact
   partition key; ``begins_with`` works only on the sort key). Fine for a modest outbox; a busy one
-  spreads entries over a few fixed keys (``OUTBOX#0`` … ``OUTBOX#7``) and queries each. The Put has
+  spreads entries over a few fixed keys (``OUTBOX#0`` … ``OUTBOX#7``) and queries each: every entry's
+  Put and Delete on one key share one partition's write limit (lesson 03 §1). The Put has
   no condition: resending it (botocore, after a lost answer) writes the same entry again. Give every
   request its own entry id (a uuid4).
 * :func:`pending` lists the entries still to deliver (strongly consistent, every page: boto3's
@@ -19,7 +20,8 @@
                   or our own earlier send still in progress: after ``attempts`` sends, with a jittered
                   pause between them). The entry stays for the next run.
   ``"parked"``    any other error (``ValidationException``, ``AccessDeniedException``,
-                  ``IdempotentParameterMismatchException``, a cancellation for a ``ValidationError``…):
+                  ``IdempotentParameterMismatchException``, a cancellation for a ``ValidationError``…,
+                  or botocore's ``ParamValidationError``: a malformed request it refuses to send):
                   resending cannot help. The entry leaves :func:`pending` — a dead letter, marked
                   ``parked`` with the error as its reason — for a person to fix or delete.
   ``"ambiguous"`` refused, but the entry is older than the token window: DynamoDB remembers a token
@@ -42,7 +44,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
 TOKEN_WINDOW = 600  # seconds
 PK = {"S": "OUTBOX"}
@@ -91,6 +93,8 @@ def deliver(
         try:
             client.transact_write_items(**request)  # the same request every time: the same token
             outcome, why = "applied", ""
+        except ParamValidationError as exc:  # refused before it was sent (a malformed request): never answered
+            outcome, why = "parked", f"{type(exc).__name__}: {exc}"  # resending the same request cannot help
         except BotoCoreError:
             return "retry"  # no answer: maybe applied; resend later, same token
         except ClientError as exc:

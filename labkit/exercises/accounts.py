@@ -152,6 +152,15 @@ def diagnose(broke: Broke) -> tuple[str, str, str]:
     return invariant, kind, words
 
 
+def taken_not_refused(what: str, out: Outcome) -> tuple[str, str]:
+    """(kind, sentence) for a call on a taken value that raised an error other than ValueTaken."""
+    return (
+        "taken-not-refused",
+        f"{what} raised {type(out.exc).__name__}, not ValueTaken: a taken value raises "
+        "labkit.errors.ValueTaken({'email': ...}) (the field and its normalised value) and writes nothing",
+    )
+
+
 def storm_mistake(calls: list[RecordedCall], problem: str) -> tuple[str, str]:
     """(kind, sentence) for a storm that broke uniqueness: an orphan marker, or several owners."""
     return mistake(calls, "orphan_marker" if "orphan" in problem else "several_owners")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ConflictError, ValidationError, ValueTaken
+from ..errors import ConflictError, NotFound, ValidationError, ValueTaken
 from ..uniqueness import marker_key
 from . import accounts as acc
 from .outcomes import Broke, Outcome, Stop, person
@@ -16,7 +16,12 @@ SIGNATURE = "(client, table_name, account_id: str, new_email: str) -> None"
 SAMPLE = ("ada", "ada@new.example.com")
 #: ConflictError (RetriesExhausted, TransactionConflict, StaleAccount): a bounded retry gave up, nothing
 #: written. Only the storm's real concurrency justifies one; in a forced order one re-read always suffices.
-DOCUMENTED: tuple[type[Exception], ...] = (ValueTaken, ValidationError, ConflictError)
+DOCUMENTED: tuple[type[Exception], ...] = (ValueTaken, ValidationError, ConflictError, NotFound)
+SAME_EMAIL = (
+    "the new email normalises to the one the account holds, so there is nothing to change: return None "
+    "without writing (a transaction whose Put and Delete name one marker is refused)"
+)
+UNKNOWN_ACCOUNT = "an account that does not exist raises labkit.errors.NotFound and writes nothing"
 KEYS = acc.KEYS
 allowed = acc.allowed
 SEED = [*acc.account("ada", "ada@example.com", "ada"), *acc.account("bob", "bob@example.com", "bob")]
@@ -135,8 +140,13 @@ def script(trial: Trial) -> None:
             )
         )
     dup = trial.solo("B", "bob", "ada@new.example.com")
+    what = "Bob's move to 'ada@new.example.com' while Ada holds it"
+    if dup.exc is not None and not isinstance(dup.exc, ValueTaken):
+        raise Stop(Finding(*acc.taken_not_refused(what, dup)))
     if not isinstance(dup.exc, ValueTaken):
         kind, words = acc.mistake(dup.calls, "duplicate")
+        if kind == "wrong-result":
+            kind, words = "taken-not-refused", "a taken email must raise ValueTaken and change nothing"
         raise Stop(
             Finding(
                 kind, f"Bob could move to 'ada@new.example.com' while Ada holds it (one call after the other): {words}"
@@ -160,6 +170,7 @@ def script(trial: Trial) -> None:
         after = _items_of(trial.items())
         if not isinstance(out.exc, error):
             kind = "missing-normalisation" if error is ValidationError else acc.mistake(out.calls, "duplicate")[0]
+            kind = "taken-not-refused" if kind == "wrong-result" else kind
             raise Stop(
                 Finding(
                     kind,
@@ -197,3 +208,38 @@ def script(trial: Trial) -> None:
         ops=3,
         explain=acc.storm_mistake,
     )
+    # a new email that normalises to the one the account holds: nothing to change, so no write at all
+    trial.reset(SEED)
+    before = _items_of(trial.items())
+    try:
+        same = trial.solo("A", "ada", "  ADA@Example.com ")
+    except Stop as stop:
+        if stop.finding.kind != "error":
+            raise
+        raise Stop(Finding("same-email", f"{stop.finding.message}; {SAME_EMAIL}")) from None
+    writes = [c.operation for c in same.calls if c.is_write]
+    if same.exc is not None or writes or _items_of(trial.items()) != before:
+        did = f"raised {type(same.exc).__name__}" if same.exc is not None else f"sent {', '.join(writes) or 'no write'}"
+        raise Stop(
+            Finding(
+                "same-email",
+                f"change_email('ada', '  ADA@Example.com ') while Ada holds 'ada@example.com' {did}; {SAME_EMAIL}",
+            )
+        )
+    # an account that does not exist: NotFound, nothing written
+    try:
+        ghost = trial.solo("A", "nobody", "nobody@example.com")
+    except Stop as stop:
+        if stop.finding.kind != "error":
+            raise
+        raise Stop(Finding("unknown-account", f"{stop.finding.message}; {UNKNOWN_ACCOUNT}")) from None
+    if not isinstance(ghost.exc, NotFound) or _items_of(trial.items()) != before:
+        did = f"raised {type(ghost.exc).__name__}" if ghost.exc is not None else "returned"
+        raise Stop(
+            Finding(
+                "unknown-account",
+                f"change_email('nobody', 'nobody@example.com') {did}"
+                + (" and changed the table" if _items_of(trial.items()) != before else "")
+                + f": {UNKNOWN_ACCOUNT}",
+            )
+        )

@@ -157,6 +157,20 @@ def _raised_ccf(outs: dict[str, Outcome]) -> str | None:
     return None
 
 
+GAVE_UP_AFTER_WRITING = "Raise RetriesExhausted only when nothing of the change was written"
+
+
+def _storm_mistake(calls: list[RecordedCall], problem: str) -> tuple[str, str]:
+    """(kind, words) for a storm that broke the limit, from the storm judge's problem."""
+    if problem.startswith("a call raised"):
+        return "condition-without-retry", ""
+    if "additions of 1 were lost" in problem:
+        return "read-modify-write", ""
+    if GAVE_UP_AFTER_WRITING in problem:
+        return "wrote-then-gave-up", ""
+    return "wrong-result", ""
+
+
 def script(trial: Trial) -> None:
     trial.reset(SEED)
     alone = trial.solo("A", 10)
@@ -185,8 +199,14 @@ def script(trial: Trial) -> None:
         done = sum(o.ok for o in outs.values())  # each added 1; a call that gave up (RetriesExhausted) added 0
         if isinstance(final, int) and final - START <= done and (lost := lost_updates(done, final, START)):
             return f"{lost} of {done} additions of 1 were lost (the limit ended at {final}, not {START + done})"
+        gave_up = sum(isinstance(o.exc, RetriesExhausted) for o in outs.values())
+        if isinstance(final, int) and gave_up and final > START + done:
+            return (
+                f"the limit ended at {final}, not {START + done}: {done} calls returned and {gave_up} raised "
+                "RetriesExhausted, yet one that gave up had added its 1. " + GAVE_UP_AFTER_WRITING
+            )
         return _problem(START + done, items)
 
-    trial.storm(SEED, lambda worker, seq: (1,), storm_judge, threads=4, ops=3)
+    trial.storm(SEED, lambda worker, seq: (1,), storm_judge, threads=4, ops=3, explain=_storm_mistake)
     if _atomic(alone.calls):
         trial.notes.append(ATOMIC_NOTE)

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from labkit.errors import RetriesExhausted, TransactionConflict, ValueTaken
+from labkit.errors import NotFound, RetriesExhausted, TransactionConflict, ValueTaken
 from labkit.uniqueness import account_key, marker_key, normalise_email, normalise_username
 
 SETTINGS_KEY = {"PK": {"S": "SETTINGS#APP"}, "SK": {"S": "FLAGS#V1"}}
@@ -84,8 +84,10 @@ def sign_up(client: Any, table_name: str, email: str, username: str) -> str:
 def change_email(client: Any, table_name: str, account_id: str, new_email: str) -> None:
     new_email = normalise_email(new_email)
     for _ in range(5):
-        account = client.get_item(TableName=table_name, Key=typed(account_key(account_id)), ConsistentRead=True)["Item"]
-        old_email = account["email"]["S"]
+        account = client.get_item(TableName=table_name, Key=typed(account_key(account_id)), ConsistentRead=True)
+        if "Item" not in account:
+            raise NotFound(f"no account {account_id!r}; nothing was written")
+        old_email = account["Item"]["email"]["S"]
         if old_email == new_email:
             return
         try:

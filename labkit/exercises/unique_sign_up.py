@@ -6,7 +6,7 @@ from typing import Any
 
 from ..errors import TransactionConflict, ValidationError, ValueTaken
 from . import accounts as acc
-from .outcomes import Broke, Outcome, Stop, person
+from .outcomes import Broke, Outcome, RecordedCall, Stop, person
 from .trial import Trial
 from .verdict import Finding
 
@@ -34,6 +34,19 @@ HINTS = (
     "a 'ConditionalCheckFailed' at the email marker's position means the email is taken -> raise "
     "labkit.errors.ValueTaken({'email': email}).",
 )
+
+
+NOBODY_GOT_IT = (
+    "a value nobody holds is not taken — when every sign-up for it was cancelled, the reasons said "
+    "TransactionConflict: resend, then raise TransactionConflict, never ValueTaken"
+)
+
+
+def _storm_mistake(calls: list[RecordedCall], problem: str) -> tuple[str, str]:
+    """(kind, words) for a storm that broke it: an email nobody got with no conflict raised, else the mistake."""
+    if NOBODY_GOT_IT in problem:
+        return "conflict-as-taken", ""
+    return acc.storm_mistake(calls, problem)
 
 
 def _conflict_in_forced_order(outs: dict[str, Outcome]) -> str | None:
@@ -97,6 +110,10 @@ def _expect_taken(trial: Trial, out: Outcome, what: str, kind: str, words: str) 
             k, w = acc.mistake(out.calls, lost[0])
             raise Stop(Finding(k, f"after {what} was refused, {lost[1]}: {w}"))
         return
+    if out.exc is not None:
+        raise Stop(Finding(*acc.taken_not_refused(what, out)))
+    if kind == "wrong-result":
+        kind, words = "taken-not-refused", "a taken value must raise ValueTaken and write nothing"
     items = trial.items()
     raise Stop(
         Finding(
@@ -187,8 +204,11 @@ def script(trial: Trial) -> None:
         for email in sorted({o.args[0] for o in outs.values()}):  # 4 workers want each email at once
             mine = [o for o in outs.values() if o.args[0] == email]
             won = sum(o.ok for o in mine)
-            if won > 1 or (won == 0 and not any(isinstance(o.exc, TransactionConflict) for o in mine)):
-                return f"{won} sign-ups succeeded for {email}; expected 1 (none only if they met conflicts)"
+            if won > 1:
+                return f"{won} sign-ups succeeded for {email}; expected 1"
+            if won == 0 and not any(isinstance(o.exc, TransactionConflict) for o in mine):
+                raised = sorted({type(o.exc).__name__ for o in mine})
+                return f"nobody got {email}, and its callers raised {', '.join(raised)}: {NOBODY_GOT_IT}"
         return None
 
     trial.storm(
@@ -197,5 +217,5 @@ def script(trial: Trial) -> None:
         storm_judge,
         threads=4,
         ops=3,
-        explain=acc.storm_mistake,
+        explain=_storm_mistake,
     )

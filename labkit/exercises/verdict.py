@@ -26,10 +26,11 @@ class Finding:
     ``kind`` is one of the classic mistakes (``read-modify-write``, ``condition-without-retry``,
     ``check-then-write-gsi``, ``check-then-write-scan``, ``check-then-write``,
     ``transaction-without-conditions``, ``separate-calls``, ``old-marker-kept``, ``no-markers``,
-    ``missing-normalisation``) or a plain failure (``wrong-signature``, ``timeout``, ``error``,
-    ``deleted-table``, ``outside-keys``, ``wrong-client``, ``too-many-calls``, ``wrong-result``,
-    ``not-solved``). Each exercise's task bullets name every kind its check can give
-    (tests/lessons/test_exercise_notebooks.py).
+    ``missing-normalisation``, ``wrote-then-gave-up``, ``taken-not-refused``, ``conflict-as-taken``,
+    ``same-email``, ``unknown-account``) or a plain failure (``wrong-signature``, ``timeout``,
+    ``error``, ``deleted-table``, ``outside-keys``, ``wrong-client``, ``too-many-calls``,
+    ``endless-retry``, ``wrong-result``, ``not-solved``). Each exercise's task bullets name every kind
+    its check can give (tests/lessons/test_exercise_notebooks.py).
     ``order`` is the replayable order string (``"A B A B"``) when a race showed it;
     ``interleaving`` is that run, for :meth:`figure`.
     """

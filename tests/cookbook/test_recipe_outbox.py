@@ -232,3 +232,19 @@ def test_deliver__refused_past_the_token_window_by_someone_else__read_then_parke
         reason = parked(conn.client, conn.table_name)["signup-ada"]
         assert reason.startswith("refused after the token window, and its items are not all as it put"), reason
         assert pending(conn.client, conn.table_name) == []
+
+
+def test_deliver__a_request_botocore_refuses_to_send__parked_with_its_reason_not_retried(tconn: Connection) -> None:
+    """A malformed request (a misspelt parameter) never reaches DynamoDB: botocore raises
+    ParamValidationError ("Unknown parameter in input"), a BotoCoreError that is no lost answer. Resending
+    cannot help, so the entry is parked with that reason, not kept as "retry" for ever."""
+    client, table = tconn.new_client(), tconn.table_name
+    request = register_request(table, "a1", "ada@x.io", "ada", str(uuid.uuid4()))
+    request["ClientRequestTokn"] = request.pop("ClientRequestToken")  # the typo
+    enqueue(client, table, "e-typo", request)
+    assert deliver_pending(client, table) == {"e-typo": "parked"}
+    assert pending(client, table) == [], "a parked entry leaves pending()"
+    reason = parked(client, table)["e-typo"]
+    assert reason.startswith("ParamValidationError: Parameter validation failed"), reason
+    assert 'Unknown parameter in input: "ClientRequestTokn"' in reason, reason
+    assert uniq.table_items(client, table)["PK"].tolist() == ["OUTBOX"], "nothing but the dead letter was written"

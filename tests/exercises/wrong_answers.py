@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from labkit.errors import ValueTaken
+from labkit.errors import RetriesExhausted, TransactionConflict, ValueTaken
 from labkit.exercises.solutions import REFERENCE
 from labkit.uniqueness import account_key, marker_key, normalise_email, normalise_username
 
@@ -503,6 +503,69 @@ def always_taken(client, table_name, email, username):
     raise ValueTaken({"email": email})
 
 
+# ---- outcomes the task names beyond the classic mistakes (issue 40: a test per outcome name)
+def rl_add_then_give_up(client, table_name, by):
+    """Adds, then raises RetriesExhausted in the storm (by=1) as if nothing had been written."""
+    client.update_item(
+        TableName=table_name,
+        Key=KEY,
+        UpdateExpression="ADD rate_limit_per_minute :by",
+        ExpressionAttributeValues={":by": {"N": str(by)}},
+    )
+    if by == 1:
+        raise RetriesExhausted("gave up", 5)
+
+
+def rl_many_reads(client, table_name, by):
+    """Reads the item five times before one ADD: six calls a run."""
+    for _ in range(5):
+        client.get_item(TableName=table_name, Key=KEY, ConsistentRead=True)
+    client.update_item(
+        TableName=table_name,
+        Key=KEY,
+        UpdateExpression="ADD rate_limit_per_minute :by",
+        ExpressionAttributeValues={":by": {"N": str(by)}},
+    )
+
+
+def su_taken_as_conflict(client, table_name, email, username):
+    """Reports a taken value as a TransactionConflict."""
+    try:
+        return REFERENCE["unique-sign-up"](client, table_name, email, username)
+    except ValueTaken as exc:
+        raise TransactionConflict("conflict", exc.reasons) from exc
+
+
+def su_storm_emails_taken(client, table_name, email, username):
+    """Calls every storm email (user<n>@example.com) taken, as a conflict misread as a taken value would."""
+    if email.startswith("user"):
+        raise ValueTaken({"email": normalise_email(email)})
+    return REFERENCE["unique-sign-up"](client, table_name, email, username)
+
+
+def ce_taken_as_retries_exhausted(client, table_name, account_id, new_email):
+    """Reports a taken email as RetriesExhausted."""
+    try:
+        return REFERENCE["change-email"](client, table_name, account_id, new_email)
+    except ValueTaken as exc:
+        raise RetriesExhausted("gave up", 5) from exc
+
+
+def ce_same_email_rewritten(client, table_name, account_id, new_email):
+    """Writes the account back when the new email is the one it holds."""
+    account = _get(client, table_name, account_id)
+    if account["email"]["S"] == normalise_email(new_email):
+        client.put_item(TableName=table_name, Item=account)
+        return
+    REFERENCE["change-email"](client, table_name, account_id, new_email)
+
+
+def ce_unknown_account_crashes(client, table_name, account_id, new_email):
+    """Reads the account as if it always existed: KeyError for an unknown id."""
+    client.get_item(TableName=table_name, Key=T(account_key(account_id)), ConsistentRead=True)["Item"]
+    REFERENCE["change-email"](client, table_name, account_id, new_email)
+
+
 # ---------------------------------------------------------------- the catalogue
 
 CATALOGUE = [
@@ -542,4 +605,16 @@ CATALOGUE = [
         "transaction-without-conditions",
         "still applies on top of a change made since your read",
     ),
+    ("raise-limit", rl_add_then_give_up, "wrote-then-gave-up", "yet one that gave up had added its 1"),
+    (
+        "raise-limit",
+        rl_many_reads,
+        "too-many-calls",
+        "your function makes 6 DynamoDB calls per run, which gives 924 orders",
+    ),
+    ("unique-sign-up", su_taken_as_conflict, "taken-not-refused", "raised TransactionConflict, not ValueTaken"),
+    ("unique-sign-up", su_storm_emails_taken, "conflict-as-taken", "a value nobody holds is not taken"),
+    ("change-email", ce_taken_as_retries_exhausted, "taken-not-refused", "raised RetriesExhausted, not ValueTaken"),
+    ("change-email", ce_same_email_rewritten, "same-email", "sent PutItem; the new email normalises to the one"),
+    ("change-email", ce_unknown_account_crashes, "unknown-account", "raises labkit.errors.NotFound and writes nothing"),
 ]
