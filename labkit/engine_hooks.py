@@ -47,7 +47,8 @@ class Hook(Protocol):
     # Optional: ``wants(request) -> bool``. A hook that defines it is called only for the requests
     # it wants; when no hook wants a request, the engine skips metering it (the fast path).
     # Optional: ``weak_answer(request, now) -> str | None``: one of DynamoDB's weak answers
-    # (labkit.operations.WeakAnswer) for a request that did not ask for one in its header; asked
+    # (labkit.operations.WeakAnswer, or a form naming a view: labkit.operations.parse_weak_answer)
+    # for a request that did not ask for one in its header; asked
     # before ``before``, only where DynamoDB can give it, and only on an engine that gives them.
 
 

@@ -5,7 +5,9 @@ a stale answer is one the store really had (checked against the answers recorded
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from labkit.endpoint import DynamoEngine
 from labkit.endpoint.store import durable
 from labkit.endpoint.store.changes import Change, Commit
 from labkit.endpoint.store.history import STEPS, ImageHistory, Scope, key_text
-from labkit.operations import WEAK_ANSWER_HEADER
+from labkit.operations import WEAK_ANSWER_HEADER, key_name
 from tests.endpoint.conftest import FUZZ, engine_headers, key, make_table, measure_memory, raw_client
 
 ACCOUNT, REGION = "123456789012", "us-east-1"
@@ -83,6 +85,48 @@ def test_history__rollbacks__stop_after_steps_commits() -> None:
     assert len(list(history.rollbacks(ACCOUNT, REGION, Scope(table="t")))) == STEPS
 
 
+def test_history__rollbacks__never_reach_back_past_an_image_the_per_item_bound_dropped() -> None:
+    """A view is exact or not given: once "hot" lost its oldest image, a table view older than that
+    image would show "hot" as it was later, so the views stop above it; a scope that does not read
+    "hot" keeps its older views."""
+    history = ImageHistory(per_item=2)
+    history(_commit("t", "cold", None, 1))  # commit 1
+    for v in range(1, 4):  # commits 2, 3, 4: "hot"'s first change (commit 2) is dropped
+        history(_commit("t", "hot", v - 1 if v > 1 else None, v))
+    views = list(history.rollbacks(ACCOUNT, REGION, Scope(table="t")))
+    assert [[c.key["PK"]["S"] for c in undo] for undo in views] == [["hot"], ["hot", "hot"]]
+    cold = Scope(items=frozenset({("t", key_text({"PK": {"S": "cold"}}))}))
+    assert len(list(history.rollbacks(ACCOUNT, REGION, cold))) == 1  # an item without a floor keeps its own
+    cold_partition = Scope(table="t", test=lambda change: change.key["PK"]["S"] == "cold")
+    assert len(list(history.rollbacks(ACCOUNT, REGION, cold_partition))) == 1  # "hot"'s loss is not read there
+    assert history.latest(ACCOUNT, REGION, "t", key_text({"PK": {"S": "hot"}}), 2) is not None
+    assert history.latest(ACCOUNT, REGION, "t", key_text({"PK": {"S": "hot"}}), 3) is None
+
+
+def test_history__transactions__newest_first_only_items_whose_latest_write_is_theirs() -> None:
+    history = ImageHistory()
+
+    def change(pk: str, v: int) -> Change:
+        return Change("t", {"PK": {"S": pk}}, None, {"PK": {"S": pk}, "v": {"N": str(v)}})
+
+    history(Commit(ACCOUNT, REGION, "TransactWriteItems", (change("m1", 1), change("u1", 1))))
+    history(Commit(ACCOUNT, REGION, "TransactWriteItems", (change("m2", 1), change("u2", 1), change("x", 1))))
+    history(Commit(ACCOUNT, REGION, "PutItem", (change("x", 2),)))  # x's latest write is not the transaction's
+    found = [
+        ([c.key["PK"]["S"] for c in changes], made)
+        for changes, made in history.transactions(ACCOUNT, REGION, Scope(table="t"))
+    ]
+    assert found == [(["m2", "u2"], 3), (["m1", "u1"], 2)]
+
+
+def test_history__floors__bounded_by_what_is_kept() -> None:
+    """The floors the per-item bound leaves go with their items: 20,000 writes keep a bounded few."""
+    history = ImageHistory(per_item=2, changes=100)
+    for v in range(20_000):
+        history(_commit(f"t{v % 7}", f"k{v % 300}", None, v))
+    assert len(history) <= 100 and history.floors() <= 100
+
+
 def test_history__forget__drops_an_account_and_regions_changes_only() -> None:
     history = ImageHistory()
     history(_commit("t", "a", None, 1))
@@ -124,6 +168,41 @@ def test_memory__20000_updates_of_one_item_with_the_history_on__grow_rss_by_unde
     found = _measured(20_000)
     assert found["kept"] <= ImageHistory().per_item
     assert found["growth"] < 5 * 1024 * 1024, f"RSS grew by {found['growth'] / 1e6:.1f} MB"
+
+
+#: After the prelude: N updates as TransactWriteItems of two items over 500 keys; every tenth, a
+#: GetItem two writes behind, a BatchGetItem missing one key's latest write, a torn BatchGetItem.
+MEMORY_VIEWS = r"""
+def key(k):
+    return {"PK": {"S": f"k{k}"}}
+def update(n):
+    a, b = n % 500, (n * 7 + 1) % 500
+    if a == b:
+        b = (b + 1) % 500
+    put = lambda k: {"Put": {"TableName": "mem", "Item": {**key(k), "n": {"N": str(n)}, "pad": {"S": "x" * 200}}}}
+    call("TransactWriteItems", {"TransactItems": [put(a), put(b)]})
+    if n % 10 == 0:
+        call("GetItem", {"TableName": "mem", "Key": key(a)}, weak="stale-read; behind=2")
+        both = {"RequestItems": {"mem": {"Keys": [key(a), key(b)]}}}
+        call("BatchGetItem", both, weak="stale-read; misses=" + json.dumps(key(b), separators=(",", ":")))
+        call("BatchGetItem", both, weak="torn-read")
+for n in range(1000):
+    update(n)
+before = rss()
+for n in range(1000, 1000 + int(os.environ["N"]) // 2):  # two updates per transaction
+    update(n)
+history = engine.history
+print(json.dumps({"growth": rss() - before, "kept": len(history), "floors": history.floors()}))
+"""
+
+
+@pytest.mark.slow
+def test_memory__20000_updates_in_transactions_with_named_and_torn_views__rss_within_10_mb() -> None:
+    """Issue 37's bound: stale views named (behind, misses) and torn reads along the way keep the
+    history bounded (at most four images per item, a floor per item and table) and RSS flat."""
+    found = json.loads(measure_memory(MEMORY_VIEWS, N="20000"))
+    assert found["kept"] <= 500 * ImageHistory().per_item and found["floors"] <= 500
+    assert found["growth"] < 10 * 1024 * 1024, f"RSS grew by {found['growth'] / 1e6:.1f} MB"
 
 
 # a stale view is not a write ---------------------------------------------------------------------
@@ -237,24 +316,7 @@ def test_stale_read__generated_writes__answers_one_the_store_had_and_leaves_the_
     the store answered after some earlier write (the answers recorded along the way are the oracle): the one
     before the latest write when that write changed the answer. After every stale read, the index answers
     each read exactly as moto's walk of the table does (``store.indexed = False``)."""
-    engine = DynamoEngine(weak_answers=True)
-    _send(
-        engine,
-        "CreateTable",
-        {
-            "TableName": TABLE,
-            "BillingMode": "PAY_PER_REQUEST",
-            "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
-            "AttributeDefinitions": [{"AttributeName": n, "AttributeType": "S"} for n in ("PK", "SK", "G")],
-            "GlobalSecondaryIndexes": [
-                {
-                    "IndexName": "by-g",
-                    "KeySchema": [{"AttributeName": "G", "KeyType": "HASH"}],
-                    "Projection": {"ProjectionType": "ALL"},
-                }
-            ],
-        },
-    )
+    engine = _table_engine()
     reads = _reads()
     operation = ["Scan"] + ["Query"] * (len(reads) - 1)
     history: list[list[Any]] = [[_send(engine, op, r)[0] for op, r in zip(operation, reads, strict=True)]]
@@ -278,3 +340,181 @@ def test_stale_read__generated_writes__answers_one_the_store_had_and_leaves_the_
             engine.store.indexed = True
             assert _send(engine, op2, read2) == oracle
         assert _send(engine, op, read)[0] == now[i]
+
+
+def _table_engine() -> DynamoEngine:
+    """An engine giving weak answers, with the table under test (PK, SK; GSI by-g on G)."""
+    engine = DynamoEngine(weak_answers=True)
+    _send(
+        engine,
+        "CreateTable",
+        {
+            "TableName": TABLE,
+            "BillingMode": "PAY_PER_REQUEST",
+            "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+            "AttributeDefinitions": [{"AttributeName": n, "AttributeType": "S"} for n in ("PK", "SK", "G")],
+            "GlobalSecondaryIndexes": [
+                {
+                    "IndexName": "by-g",
+                    "KeySchema": [{"AttributeName": "G", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+            ],
+        },
+    )
+    return engine
+
+
+def _changed(state: dict[tuple[str, str], str | None], write: tuple[str, str, str, str | None]) -> Any:
+    """The model's (G before, G after) of one write, None when it changed nothing (a delete of an absent item);
+    ``state`` maps a present item's key to its G (None: no G). "absent" stands for no item."""
+    kind, pk, sk, g = write
+    key = (pk, sk)
+    before = state.get(key, "absent")
+    if kind == "delete":
+        state.pop(key, None)
+        return None if before == "absent" else (before, "absent")
+    after = g if kind == "put" or g is not None else None
+    state[key] = after
+    return (before, after)
+
+
+@settings(FUZZ, max_examples=max(FUZZ.max_examples // 5, 25))
+@given(writes=_writes)
+def test_stale_read_behind__generated_writes__each_view_is_the_answer_before_the_nth_latest_write_it_reads(
+    writes: list[tuple[str, str, str, str | None]],
+) -> None:
+    """``behind=N`` is exact: a table partition's Query, a GSI partition's Query and a Scan answer as the store
+    answered before the N-th latest write they read (a model of the writes says which those are); given
+    whenever the history keeps it (no item lost an image), ``none`` only past what it keeps. And
+    ``index-misses=KEY`` answers a GSI Query as a store that never got that item's latest write does."""
+    engine = _table_engine()
+    reads = _reads()
+    operation = ["Scan"] + ["Query"] * (len(reads) - 1)
+    # which reads each write touches: the Scan; partition a, b; index partition x, y
+    scopes: list[Callable[[tuple[str, str, str, str | None], tuple[Any, Any]], bool]] = [
+        lambda w, c: True,
+        lambda w, c: w[1] == "a",
+        lambda w, c: w[1] == "b",
+        lambda w, c: "x" in c,
+        lambda w, c: "y" in c,
+    ]
+    history: list[list[Any]] = [[_send(engine, op, r)[0] for op, r in zip(operation, reads, strict=True)]]
+    state: dict[tuple[str, str], str | None] = {}
+    touched: list[list[int]] = [[] for _ in reads]  # per read, the indexes of the writes it reads
+    per_item: dict[tuple[str, str], int] = {}
+    for n, write in enumerate(writes):
+        changed = _changed(state, write)
+        _apply(engine, write, n)
+        history.append([_send(engine, op, r)[0] for op, r in zip(operation, reads, strict=True)])
+        if changed is not None:
+            per_item[write[1:3]] = per_item.get(write[1:3], 0) + 1
+            for i, test in enumerate(scopes):
+                if test(write, changed):
+                    touched[i].append(n)
+    lost = any(count > ImageHistory().per_item for count in per_item.values())
+    for i, (op, read) in enumerate(zip(operation, reads, strict=True)):
+        for behind in range(1, min(len(touched[i]), STEPS) + 2):
+            form = f"stale-read; behind={behind}"
+            answer, echo = _send(engine, op, read, weak=form)
+            if echo == form:
+                assert answer == history[touched[i][-behind]][i], (read, behind)
+            else:
+                assert echo is not None and echo.startswith("none; ")
+                assert behind > len(touched[i]) or lost, (read, behind, echo)
+        assert _send(engine, op, read)[0] == history[-1][i]  # the views came back whole
+    last_write = {w[1:3]: n for n, w in enumerate(writes) if _touches(writes[: n + 1])}
+    for (pk, sk), n in last_write.items():  # index-misses: as if that write had not reached the index
+        reference = _table_engine()
+        for m, write in enumerate(writes):
+            if m < n or write[1:3] != (pk, sk):  # the item's later writes changed nothing: left out too
+                _apply(reference, write, m)
+        form = f"stale-read; index-misses={key_name({'PK': {'S': pk}, 'SK': {'S': sk}})}"
+        for read in reads[3:]:
+            answer, echo = _send(engine, "Query", read, weak=form)
+            if echo == form:
+                assert _sorted(answer) == _sorted(_send(reference, "Query", read)[0]), (read, pk, sk)
+            else:
+                assert lost and echo is not None and echo.startswith("none; ")
+
+
+def _touches(writes: list[tuple[str, str, str, str | None]]) -> bool:
+    """Did the last of ``writes`` change its item (a delete of an absent item does not)?"""
+    state: dict[tuple[str, str], str | None] = {}
+    changed = None
+    for write in writes:
+        changed = _changed(state, write)
+    return changed is not None
+
+
+def _sorted(answer: dict[str, Any]) -> list[Any]:
+    return sorted(json.dumps(item, sort_keys=True) for item in answer["Items"])
+
+
+_transactions = st.lists(
+    st.tuples(
+        st.booleans(),  # a TransactWriteItems (else a PutItem of its first item)
+        st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=1, max_size=3, unique=True),
+        st.sampled_from(["put", "delete"]),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+def _write_all(engine: DynamoEngine, step: tuple[bool, list[str], str], n: int, skip: frozenset[str]) -> None:
+    """One generated step: a TransactWriteItems of puts or deletes of its items (``skip``: left out), or a PutItem."""
+    transact, items, kind = step
+
+    def action(pk: str) -> dict[str, Any]:
+        key = {"PK": {"S": pk}, "SK": {"S": "1"}}
+        if kind == "delete":
+            return {"Delete": {"TableName": TABLE, "Key": key}}
+        return {"Put": {"TableName": TABLE, "Item": {**key, "n": {"N": str(n)}}}}
+
+    if not transact:
+        if items[0] not in skip:
+            _send(engine, "PutItem", {"TableName": TABLE, "Item": {"PK": {"S": items[0]}, "SK": {"S": "1"}}})
+        return
+    actions = [action(pk) for pk in items if pk not in skip]
+    if actions:
+        _send(engine, "TransactWriteItems", {"TransactItems": actions})
+
+
+@settings(FUZZ, max_examples=max(FUZZ.max_examples // 5, 25))
+@given(steps=_transactions)
+def test_torn_read__generated_transactions__each_named_subset_is_the_store_without_those_writes(
+    steps: list[tuple[bool, list[str], str]],
+) -> None:
+    """``torn-read; misses=KEY, ...`` on a Scan answers as a store that got every write but the named items'
+    writes of the latest transaction that wrote them all (a reference engine replays without them); a subset
+    that is every write of the transaction, or an item written again after it, gives ``none``."""
+    engine = _table_engine()
+    present: set[str] = set()
+    changed: list[set[str]] = []  # per step, the items it changed (a delete of an absent item changes nothing)
+    for n, step in enumerate(steps):
+        _write_all(engine, step, n, frozenset())
+        transact, items, kind = step
+        items = items if transact else items[:1]
+        changed.append({pk for pk in items if kind == "put" or not transact or pk in present})
+        if transact and kind == "delete":
+            present -= set(items)
+        else:
+            present |= set(items)
+    last = {pk: n for n, items in enumerate(changed) for pk in items}  # each item's latest write
+    for size in (1, 2, 3):
+        for subset in itertools.combinations("abcd", size):
+            names = ", ".join(key_name({"PK": {"S": pk}, "SK": {"S": "1"}}) for pk in subset)
+            form = f"torn-read; misses={names}"
+            answer, echo = _send(engine, "Scan", {"TableName": TABLE}, weak=form)
+            writers = {last.get(pk) for pk in subset}
+            writer = writers.pop() if len(writers) == 1 else None
+            if writer is None or not steps[writer][0] or size == len(changed[writer]):
+                assert echo is not None and echo.startswith("none; "), (subset, echo)
+                continue
+            reference = _table_engine()
+            for m, step in enumerate(steps):
+                # from that transaction on, the subset's writes are left out (later ones changed nothing)
+                _write_all(reference, step, m, frozenset(subset) if m >= writer else frozenset())
+            assert echo == form
+            assert _sorted(answer) == _sorted(_send(reference, "Scan", {"TableName": TABLE})[0]), subset
