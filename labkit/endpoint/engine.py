@@ -1,5 +1,5 @@
-"""The engine: one request through decode -> validate -> hooks.before -> idempotency -> apply ->
-meter -> hooks.after -> encode, under one lock.
+"""The engine: one request through decode -> validate -> weak answer planned -> hooks.before ->
+idempotency -> apply -> meter -> hooks.after -> encode, under one lock.
 
 Each stage lives in a room of :mod:`labkit.endpoint` (``wire/``, ``checks/``, ``store/``,
 ``metering/``, ...); what an operation adds to a stage lives in its own module,
@@ -16,7 +16,6 @@ the hook list and the table views.
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import threading
@@ -27,20 +26,19 @@ from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
 from ..engine_hooks import Hook, Rejection, RequestInfo, wants, weak_answer
-from ..operations import DATA_PLANE, TOKENED, WeakAnswer, weak_answer_misuse
+from ..operations import DATA_PLANE, TOKENED, weak_answer_misuse
 from ..validation import check_choice, check_non_negative
-from . import weak
 from .checks.request import validate
 from .errors import ClientFault
 from .metering.consumed_capacity import meter, replay
-from .operations import NO_STEPS, steps_of
+from .operations import NO_STEPS, Steps, steps_of
 from .plan import Plan
 from .schema import SchemaOf, TableSchema
 from .store import expiry
 from .store.history import ImageHistory
 from .store.idempotency import TokenMemory, fingerprint
 from .store.restore import is_control_write
-from .store.views import as_before
+from .weak import HEADER, WeakStage
 from .wire.decode import DYNAMODB, Request, decode
 from .wire.encode import Response, error_response, fault_response, response
 
@@ -97,6 +95,8 @@ class DynamoEngine:
         if weak_answers:
             self.history = ImageHistory()
             self.store.listeners.append(self.history)
+        #: The weak-answer stage (:mod:`.weak`): planned once per request, around the store's apply.
+        self.weak = WeakStage(self.store, self.history)
 
     def close(self) -> None:
         """Release what the engine holds beyond memory (its data directory, if it has one)."""
@@ -255,160 +255,136 @@ class DynamoEngine:
         return response(status, dict(payload))
 
     def _handle(self, request: Request) -> Response:
-        account, region = request.account, request.region
-        schema_of = self.store.schema_of(account, region)
+        """decode (done) -> validate -> weak answer planned -> hooks.before -> idempotency -> apply -> meter
+        -> hooks.after -> encode."""
+        schema_of = self.store.schema_of(request.account, request.region)
         steps = steps_of(request.operation) if request.service == DYNAMODB else NO_STEPS
         plan = validate(request, schema_of, steps.check)
-        kind_asked = weak.asked(request)
-        kind = None if kind_asked is None else weak.check(kind_asked, request, self.history is not None)
+        asked = self.weak.asked(request, plan, schema_of)
         if steps.execute is not None:  # PartiQL: run as data-plane requests
-            return steps.execute(request, self._handle, schema_of)
+            return self._partiql(request, steps, schema_of, asked is not None)
         if request.service != DYNAMODB or request.operation not in DATA_PLANE:
-            self._generation += 1
-            answered = steps.answer(self.store, request) if steps.answer is not None else None
-            found = answered if answered is not None else self.store.dispatch(request)
-            self.store.controlled(request, found[0])
-            if self.history is not None and found[0] == 200 and is_control_write(request.operation):
-                self.history.forget(account, region)
-            return found
+            return self._control_plane(request, steps)
         hooks = list(self._hooks)
-        rejection: Rejection | None = None
         info = self._info(request, plan) if hooks else None
         if info is not None:
             hooks = [hook for hook in hooks if wants(hook, info)]
-        if kind is None and self.history is not None and info is not None:
-            kind = self._by_rule(request, info, hooks)
-        left: dict[str, Any] = {}
-        if kind is WeakAnswer.UNPROCESSED_ITEMS:
-            rest, left = weak.split_last(request)
-            if rest is None:  # its only item left over: nothing applied, nothing read
-                return _echo(response(200, weak.all_left(request.operation, left)), kind.value)
-            request = rest
-            plan = validate(request, schema_of, steps.check)
-            info = self._info(request, plan) if info is not None else None
-        params = request.params
-        for hook in hooks:
-            assert info is not None
-            rejection = hook.before(info, self.now())
-            if rejection is not None:
-                break
+        weak = self.weak.plan(request, plan, schema_of, asked, lambda: self._by_rule(request, info, hooks))
+        if weak.answered is not None:
+            return weak.answered
+        request, plan = weak.request, weak.plan
+        if weak.narrowed and info is not None:
+            info = self._info(request, plan)
+        rejection = self._before(hooks, info)
         if rejection is not None and not rejection.apply_first:
             return error_response(rejection.code, rejection.message, rejection.status, **rejection.extra)
-
+        params = request.params
         token = params.get("ClientRequestToken") if request.operation in TOKENED else None
-        scope = (account, region, str(token))
+        scope = (request.account, request.region, str(token))
         print_ = fingerprint(params) if token is not None else ""
         if token is not None and (earlier := self.tokens.recall(scope)) is not None:
-            if earlier.fingerprint != print_:
-                raise ClientFault(
-                    "IdempotentParameterMismatchException",
-                    f"ClientRequestToken {token!r} was used within the last {self.tokens.ttl_seconds:g} seconds "
-                    "for a different request; use a new token for a new request",
-                )
-            payload: dict[str, Any] = {}
-            mode = str(params.get("ReturnConsumedCapacity", "NONE"))
-            if mode in ("TOTAL", "INDEXES"):
-                items = [(t, self.store.item(account, region, t, json.loads(k))) for t, k in earlier.keys]
-                payload["ConsumedCapacity"] = replay(items, mode)
-            return response(200, payload)
-
+            return self._replayed(request, token, earlier, print_)
         wanted = params.get("ReturnConsumedCapacity") in ("TOTAL", "INDEXES")
-        track = wanted or bool(hooks)
-        echo: str | None = None
-        if kind is None or kind is WeakAnswer.UNPROCESSED_ITEMS:
-            applied = self.store.apply(request, plan, steps.to_moto(params, plan.parsed_of), track=track)
-            echo = None if kind is None else kind.value
-        elif kind is WeakAnswer.SHORT_PAGE:
-            applied, echo = self._short_page(request, plan, steps.to_moto(params, plan.parsed_of), schema_of)
-        else:
-            applied, echo = self._stale(
-                request,
-                plan,
-                lambda: steps.to_moto(params, plan.parsed_of),
-                lambda found: _finished(found, lambda p: steps.finish(params, p, plan.parsed_of)),
-                track,
-            )
+        applied = weak.apply(steps, schema_of, track=wanted or bool(hooks))
         payload = applied.payload
-        if left:
-            weak.add_left(request.operation, payload, left)
+        weak.finish(payload)
         steps.finish(params, payload, plan.parsed_of)
         payload.pop("ConsumedCapacity", None)
         payload.pop("ConsumedCapacityUnits", None)
         if wanted or hooks:
-            metered = meter(
-                request.operation,
-                params,
-                plan,
-                applied.before,
-                applied.after,
-                applied.gets,
-                applied.scanned,
-                self._schemas(request, plan, applied.scanned),
-            )
-            if metered.report is not None:
-                payload["ConsumedCapacity"] = metered.report
-            for hook in hooks:
-                assert info is not None
-                hook.after(info, MappingProxyType(metered.partitions), self.now())
+            self._meter(request, plan, applied, hooks, info, payload)
         if token is not None:
-            keys = tuple((t.table, json.dumps(t.key, sort_keys=True)) for t in plan.writes)
-            self.tokens.remember(scope, print_, keys)
+            self.tokens.remember(
+                scope, print_, tuple((t.table, json.dumps(t.key, sort_keys=True)) for t in plan.writes)
+            )
         if rejection is not None:
             return error_response(rejection.code, rejection.message, rejection.status, **rejection.extra)
-        return _echo(response(200, payload), echo)
+        return _echo(response(200, payload), weak.echo)
 
-    # weak answers (:mod:`.weak`) ---------------------------------------------------------------
-    def _by_rule(self, request: Request, info: RequestInfo, hooks: list[Hook]) -> WeakAnswer | None:
-        """The weak answer a hook gives a request that did not ask for one (an endpoint fault rule)."""
+    def _partiql(self, request: Request, steps: Steps, schema_of: SchemaOf, asked: bool) -> Response:
+        """A PartiQL request, run as the data-plane request(s) it stands for; a weak answer asked for
+        (an ExecuteStatement SELECT) is given by the request it runs as, whose echo is the answer's."""
+        echoes: list[str] = []
+
+        def run(sub: Request) -> Response:
+            answer = self._handle(sub)
+            if HEADER in answer[1]:
+                echoes.append(answer[1][HEADER])
+            return answer
+
+        assert steps.execute is not None
+        found = steps.execute(request, run if asked else self._handle, schema_of)
+        return _echo(found, echoes[-1] if echoes and found[0] == 200 else None)
+
+    def _control_plane(self, request: Request, steps: Steps) -> Response:
+        """A control-plane request: answered by its step or by moto; it moves :attr:`generation`."""
+        self._generation += 1
+        answered = steps.answer(self.store, request) if steps.answer is not None else None
+        found = answered if answered is not None else self.store.dispatch(request)
+        self.store.controlled(request, found[0])
+        if is_control_write(request.operation):
+            self.weak.control_written(request, found[0])
+        return found
+
+    def _before(self, hooks: list[Hook], info: RequestInfo | None) -> Rejection | None:
+        """The first hook's refusal, if one refuses."""
         for hook in hooks:
-            kind = weak_answer(hook, info, self.now())
-            if kind is not None and weak_answer_misuse(kind, request.operation, request.params) is None:
-                return WeakAnswer(kind)
+            assert info is not None
+            rejection = hook.before(info, self.now())
+            if rejection is not None:
+                return rejection
         return None
 
-    def _stale(
+    def _replayed(self, request: Request, token: Any, earlier: Any, print_: str) -> Response:
+        """The answer to a ClientRequestToken seen within its window: the same request again, or a 400."""
+        if earlier.fingerprint != print_:
+            raise ClientFault(
+                "IdempotentParameterMismatchException",
+                f"ClientRequestToken {token!r} was used within the last {self.tokens.ttl_seconds:g} seconds "
+                "for a different request; use a new token for a new request",
+            )
+        payload: dict[str, Any] = {}
+        mode = str(request.params.get("ReturnConsumedCapacity", "NONE"))
+        if mode in ("TOTAL", "INDEXES"):
+            items = [(t, self.store.item(request.account, request.region, t, json.loads(k))) for t, k in earlier.keys]
+            payload["ConsumedCapacity"] = replay(items, mode)
+        return response(200, payload)
+
+    def _meter(
         self,
         request: Request,
         plan: Plan,
-        given: Callable[[], dict[str, Any]],
-        answer: Callable[[Applied], dict[str, Any]],
-        track: bool,
-    ) -> tuple[Applied, str]:
-        """The read on views as of before the latest commit(s) to what it reads, until one answers
-        otherwise than the store does now (the strong answer, if none does)."""
-        assert self.history is not None
-        account, region = request.account, request.region
-        strong = self.store.apply(request, plan, given(), track=track)
-        strong_answer = answer(strong)
-        reads = weak.scope(request, plan, self.store.schema_of(account, region))
-        tried = False
-        for undo in self.history.rollbacks(account, region, reads):
-            tried = True
-            with as_before(self.store, account, region, undo):
-                stale = self.store.apply(request, plan, given(), track=track)
-            if answer(stale) != strong_answer:
-                return stale, WeakAnswer.STALE_READ.value
-        if not tried:
-            return strong, weak.none("no earlier image of what it reads is kept")
-        return strong, weak.none("the earlier images kept answer as the store does now")
+        applied: Applied,
+        hooks: list[Hook],
+        info: RequestInfo | None,
+        payload: dict[str, Any],
+    ) -> None:
+        """The capacity the request consumed: into its answer when asked, and to each hook's ``after``."""
+        metered = meter(
+            request.operation,
+            request.params,
+            plan,
+            applied.before,
+            applied.after,
+            applied.gets,
+            applied.scanned,
+            self._schemas(request, plan, applied.scanned),
+        )
+        if metered.report is not None:
+            payload["ConsumedCapacity"] = metered.report
+        for hook in hooks:
+            assert info is not None
+            hook.after(info, MappingProxyType(metered.partitions), self.now())
 
-    def _short_page(
-        self, request: Request, plan: Plan, given: dict[str, Any], schema_of: SchemaOf
-    ) -> tuple[Applied, str]:
-        """The page as ``Limit=1`` reads it (before any FilterExpression), with a LastEvaluatedKey."""
-        limit = request.params.get("Limit")
-        given["Limit"] = 1
-        applied = self.store.apply(request, plan, given, track=True)
-        payload = applied.payload
-        if not payload.get("ScannedCount"):
-            return applied, weak.none("the page holds no item")
-        if "LastEvaluatedKey" not in payload:
-            last = weak.page_key(request, schema_of, applied.scanned)
-            if last is not None:
-                payload["LastEvaluatedKey"] = last
-        if limit == 1:
-            return applied, weak.none("the request's Limit is already 1")
-        return applied, WeakAnswer.SHORT_PAGE.value
+    def _by_rule(self, request: Request, info: RequestInfo | None, hooks: list[Hook]) -> str | None:
+        """The weak answer a hook gives a request that did not ask for one (an endpoint fault rule)."""
+        if info is None:
+            return None
+        for hook in hooks:
+            kind = weak_answer(hook, info, self.now())
+            if kind is not None and weak_answer_misuse(kind, request.operation, request.params) is None:
+                return kind
+        return None
 
     @staticmethod
     def _info(request: Request, plan: Plan) -> RequestInfo:
@@ -431,17 +407,10 @@ class DynamoEngine:
         return schemas
 
 
-def _finished(applied: Applied, finish: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    """A copy of an answer as the client gets it (projected), to compare two answers."""
-    payload = copy.deepcopy(applied.payload)
-    finish(payload)
-    return payload
-
-
 def _echo(answer: Response, echo: str | None) -> Response:
     """The answer, with the weak-answer header saying what was done (when one was asked for)."""
     if echo is not None:
-        answer[1][weak.HEADER] = echo
+        answer[1][HEADER] = echo
     return answer
 
 

@@ -72,9 +72,12 @@ Only ``operation`` and ``error`` are required (``"*"`` matches any data-plane op
 ``stale-read`` (an eventually consistent GetItem, BatchGetItem, Query or Scan, or any read of a
 GSI, answered as of before the latest write to what it reads), ``unprocessed-items`` (a
 BatchWriteItem or BatchGetItem leaves its last item in ``UnprocessedItems`` / ``UnprocessedKeys``),
-``short-page`` (a Query or Scan page ends after its first item, with a ``LastEvaluatedKey``).
-Such a rule fires only where DynamoDB can give it (``"*"`` included; never on a read with
-``ConsistentRead=True``); a rule naming another operation is refused::
+``short-page`` (a Query or Scan page ends after its first item, with a ``LastEvaluatedKey``),
+``torn-read`` (a BatchGetItem, Query or Scan sees some of a recent TransactWriteItems' writes and
+not others). A weak answer's named view is a rule's ``error`` too (``"stale-read; behind=2"``,
+``"torn-read; misses={...}"``: the header's forms, docs/reference.md). Such a rule fires only
+where DynamoDB can give it (``"*"`` included; never a stale read with ``ConsistentRead=True``); a
+rule naming another operation is refused::
 
     {"rules": [{"operation": "GetItem", "table": "orders", "error": "stale-read", "probability": 0.2}]}
 """

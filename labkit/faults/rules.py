@@ -14,7 +14,15 @@ from typing import Any
 
 from ..engine_hooks import RequestInfo
 from ..errors import ConfigurationError, ValidationError
-from ..operations import WEAK_ANSWER_OPERATIONS, WeakAnswer, weak_answer_misuse
+from ..operations import (
+    WEAK_ANSWER_OPERATIONS,
+    WEAK_ANSWER_WHERE,
+    FormError,
+    WeakAnswer,
+    WeakForm,
+    parse_weak_answer,
+    weak_answer_misuse,
+)
 from ..validation import check_fraction, check_int, check_text
 from .answers import CONFLICTABLE, ERRORS, OPERATIONS, did_you_mean
 
@@ -23,6 +31,14 @@ from .answers import CONFLICTABLE, ERRORS, OPERATIONS, did_you_mean
 KINDS: tuple[str, ...] = (*ERRORS, *(kind.value for kind in WeakAnswer))
 
 _RULE_FIELDS = ("operation", "table", "key", "error", "probability", "count", "apply_first", "item")
+
+
+def _form(error: str) -> WeakForm | None:
+    """The weak answer's form an ``error`` names (``"stale-read; behind=2"``), or None."""
+    try:
+        return parse_weak_answer(error)
+    except FormError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -46,13 +62,16 @@ class FaultRule:
                 f"{did_you_mean(self.operation, OPERATIONS)}; use '*' or one of "
                 f"{', '.join(OPERATIONS)}"
             )
-        if self.error not in KINDS:
+        if self.weak is None and self.error not in KINDS:
             raise ValidationError(
                 f"{where}: unknown error {self.error!r}"
                 f"{did_you_mean(self.error, list(KINDS))}; use one of "
                 f"{', '.join(KINDS)}"
             )
         if self.weak is not None:
+            if _form(self.error) is None:
+                said = str(weak_answer_misuse(self.error, "", {})).partition(": ")[2]
+                raise ValidationError(f"{where}: {said.partition('; ' + WEAK_ANSWER_WHERE)[0]}")
             if self.operation != "*" and self.operation not in WEAK_ANSWER_OPERATIONS[self.weak]:
                 why = weak_answer_misuse(self.error, self.operation, {})
                 raise ValidationError(f"{where}: {str(why).partition(': ')[2]}")
@@ -75,7 +94,8 @@ class FaultRule:
     @property
     def weak(self) -> WeakAnswer | None:
         """The weak answer this rule gives (None: it gives an error)."""
-        return WeakAnswer(self.error) if self.error in WeakAnswer.__members__.values() else None
+        kind = self.error.partition(";")[0].strip()
+        return WeakAnswer(kind) if kind in WeakAnswer.__members__.values() else None
 
     def as_dict(self) -> dict[str, Any]:
         """The rule as in a faults file (defaults left out)."""
@@ -97,7 +117,7 @@ class FaultRule:
             return False
         if self.error == "TransactionConflict" and request.operation not in CONFLICTABLE:
             return False
-        if self.weak is not None and weak_answer_misuse(self.weak, request.operation, request.params) is not None:
+        if self.weak is not None and weak_answer_misuse(self.error, request.operation, request.params) is not None:
             return False  # "*", or a consistent read: only where DynamoDB can give it
         touched = request.writes + request.reads
         if self.table is not None and all(t != self.table for t, _ in touched):

@@ -60,11 +60,19 @@ from .weak_answers import (
     WEAK_ANSWER_NONE,
     WEAK_ANSWER_OPERATIONS,
     WEAK_ANSWER_WHERE,
+    FormError,
     WeakAnswer,
+    WeakForm,
+    key_name,
+    parse_weak_answer,
     weak_answer_misuse,
 )
 
 __all__ = [
+    "FormError",
+    "WeakForm",
+    "key_name",
+    "parse_weak_answer",
     "ACTION_OF",
     "BATCHES",
     "CATALOGUE",

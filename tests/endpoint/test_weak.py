@@ -6,6 +6,15 @@ Each rule the engine follows is DynamoDB's, quoted from its documentation:
   not reflect the results of a recently completed write operation." "All reads from GSIs and
   streams are eventually consistent." "Strongly consistent reads are only supported on tables
   and local secondary indexes." (Developer Guide, *DynamoDB read consistency*)
+* "When a transaction completes in DynamoDB, its changes start propagating to global secondary
+  indexes (GSIs), streams, and backups. This propagation occurs gradually" (Developer Guide,
+  *Amazon DynamoDB Transactions: How it works*): each base item's index entry lags on its own.
+* "By default, BatchGetItem performs eventually consistent reads on every table in the request";
+  "BatchGetItem may retrieve items in parallel" (API Reference, *BatchGetItem*): each key on its own.
+* The isolation table (Developer Guide, *Isolation levels for DynamoDB transactions*): GetItem and
+  TransactGetItems are *serializable* with a TransactWriteItems; BatchGetItem, Query and Scan are
+  *read-committed* ("read operations always return committed values for an item"), so they may
+  see some of one transaction's writes and not others (``torn-read``).
 * BatchWriteItem: "If any requested operations fail because the table's provisioned throughput is
   exceeded or an internal processing failure occurs, the failed operations are returned in the
   UnprocessedItems response parameter." BatchGetItem: "If a partial result is returned, the
@@ -27,7 +36,7 @@ from botocore.exceptions import ClientError
 
 from labkit.embedded import DYNAMODB_LOCAL, start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
-from labkit.operations import WEAK_ANSWER_HEADER, WEAK_ANSWER_WHERE, WeakAnswer
+from labkit.operations import WEAK_ANSWER_HEADER, WEAK_ANSWER_WHERE, WeakAnswer, key_name
 
 from .conftest import key, make_table, raw_client, refused
 
@@ -237,6 +246,262 @@ def test_stale_read__after_the_table_is_made_again__keeps_nothing_of_the_old_one
     assert "Item" not in got and echo(got) == "none; no earlier image of what it reads is kept"
 
 
+# stale-read: a view named exactly (behind=N, misses=KEY, index-misses=KEY) ----------------------
+
+
+def _cart(client: Any) -> str:
+    """A table whose partition "cart" got three writes (items 1, 2, 3), each followed by a write elsewhere."""
+    table = make_table(client)
+    for sk in ("1", "2", "3"):
+        client.put_item(TableName=table, Item=key("cart", sk))
+        client.put_item(TableName=table, Item=key(f"other{sk}"))  # other partitions' writes do not count
+    return table
+
+
+CART = {"KeyConditionExpression": "PK = :p", "ExpressionAttributeValues": {":p": {"S": "cart"}}}
+
+
+@pytest.mark.parametrize(("behind", "seen"), [(1, ["1", "2"]), (2, ["1"]), (3, [])])
+def test_stale_read_behind__query_of_one_partition__answers_n_writes_behind_and_names_the_view(
+    client: Any, asking: Any, behind: int, seen: list[str]
+) -> None:
+    """ "the responses may not reflect the results of a recently completed write operation": a replica
+    behind by N of the partition's recent writes (a prefix of them); labkit's view is named exactly."""
+    table = _cart(client)
+    answer = weak(asking, f"stale-read; behind={behind}").query(TableName=table, **CART)
+    assert [i["SK"]["S"] for i in answer["Items"]] == seen
+    assert echo(answer) == f"stale-read; behind={behind}"
+
+
+def test_stale_read_behind__more_writes_than_the_partition_has__strong_answer_and_none(
+    client: Any, asking: Any
+) -> None:
+    table = _cart(client)
+    answer = weak(asking, "stale-read; behind=4").query(TableName=table, **CART)
+    assert [i["SK"]["S"] for i in answer["Items"]] == ["1", "2", "3"]
+    assert echo(answer) == "none; fewer than 4 earlier writes to what it reads are kept"
+
+
+def test_stale_read_behind__get_item__two_writes_back(client: Any, asking: Any) -> None:
+    """An item read eventually consistently may be any of its recent committed images, not only the last but one."""
+    table = make_table(client)
+    for v in (1, 2, 3):
+        _put(client, table, "k", v)
+    answer = weak(asking, "stale-read; behind=2").get_item(TableName=table, Key=key("k"))
+    assert answer["Item"]["v"] == {"N": "1"} and echo(answer) == "stale-read; behind=2"
+
+
+def test_stale_read_index_misses__gsi_query__misses_an_earlier_write_and_shows_a_later_one(
+    client: Any, asking: Any
+) -> None:
+    """ "This propagation occurs gradually": u1's entry (written first) has not reached the index, u2's
+    (written after it) has; a partition prefix could never give this view, each entry on its own can."""
+    table = make_table(client, gsi=True)
+    client.put_item(TableName=table, Item={**key("u1"), "email": {"S": "same@example.com"}})
+    client.put_item(TableName=table, Item={**key("u2"), "email": {"S": "same@example.com"}})
+    view = f"stale-read; index-misses={key_name(key('u1'))}"
+    answer = weak(asking, view).query(
+        TableName=table,
+        IndexName="email-index",
+        KeyConditionExpression="email = :e",
+        ExpressionAttributeValues={":e": {"S": "same@example.com"}},
+    )
+    assert [i["PK"]["S"] for i in answer["Items"]] == ["u2"]
+    assert echo(answer) == view
+
+
+def test_stale_read_index_misses__two_writes_back__the_entry_before_both(client: Any, asking: Any) -> None:
+    """``KEY@N``: the entry as of before the base item's N latest writes (an email changed twice)."""
+    table = make_table(client, gsi=True)
+    for email in ("a@example.com", "b@example.com", "c@example.com"):
+        client.put_item(TableName=table, Item={**key("u1"), "email": {"S": email}})
+    query = {
+        "TableName": table,
+        "IndexName": "email-index",
+        "KeyConditionExpression": "email = :e",
+        "ExpressionAttributeValues": {":e": {"S": "a@example.com"}},
+    }
+    answer = weak(asking, f"stale-read; index-misses={key_name(key('u1'))}@2").query(**query)
+    assert [i["PK"]["S"] for i in answer["Items"]] == ["u1"]
+    assert echo(answer) == f"stale-read; index-misses={key_name(key('u1'))}@2"
+
+
+def test_stale_read_misses__batch_get__each_key_on_its_own(client: Any, asking: Any) -> None:
+    """BatchGetItem reads its keys "in parallel": the later-written key stale while the earlier one is fresh."""
+    table = make_table(client)
+    for pk in ("a", "b"):
+        _put(client, table, pk, 1)
+        _put(client, table, pk, 2)
+    keys = {table: {"Keys": [key("a"), key("b")]}}
+    for stale_one, fresh_one in (("a", "b"), ("b", "a")):
+        answer = weak(asking, f"stale-read; misses={key_name(key(stale_one))}").batch_get_item(RequestItems=keys)
+        got = {i["PK"]["S"]: i["v"]["N"] for i in answer["Responses"][table]}
+        assert got == {stale_one: "1", fresh_one: "2"}
+
+
+def test_stale_read_misses__key_the_batch_does_not_read__400_naming_it(client: Any, asking: Any) -> None:
+    table = make_table(client)
+    code, message = refused(
+        weak(asking, f"stale-read; misses={key_name(key('zzz'))}").batch_get_item,
+        RequestItems={table: {"Keys": [key("a")]}},
+    )
+    assert code == "ValidationException" and "is not one this BatchGetItem reads eventually consistently" in message
+
+
+@pytest.mark.parametrize(
+    ("form", "call", "says"),
+    [
+        (f"stale-read; misses={key_name(key('a'))}", "query", "a table's partition lags as a whole"),
+        (f"stale-read; index-misses={key_name(key('a'))}", "query", "a table's partition lags as a whole"),
+        (f"stale-read; index-misses={key_name(key('a'))}", "lsi-query", "a local secondary index follows its table"),
+        ("stale-read; behind=0", "query", "behind must be a whole number of writes, 1 or more"),
+        ("stale-read; ahead=1", "query", "unknown parameter 'ahead'"),
+        ("stale-read; misses=a", "get", "misses takes item keys as JSON"),
+        ("short-page; behind=1", "query", "short-page takes no parameters"),
+        ("torn-read; behind=1", "query", "torn-read names its view with misses=KEY"),
+    ],
+)
+def test_weak_answer_form_that_does_not_fit__400_saying_why(
+    client: Any, asking: Any, form: str, call: str, says: str
+) -> None:
+    """A view is named exactly or refused: LSIs follow their table, a table's partition lags as a prefix."""
+    table = make_table(client, gsi=True, lsi=True)
+    query = {"TableName": table, **CART}
+    calls: dict[str, tuple[str, dict[str, Any]]] = {
+        "query": ("query", query),
+        "lsi-query": ("query", {**query, "IndexName": "at-index"}),
+        "get": ("get_item", {"TableName": table, "Key": key("a")}),
+    }
+    method, params = calls[call]
+    code, message = refused(getattr(weak(asking, form), method), **params)
+    assert code == "ValidationException" and says in message and message.endswith(WEAK_ANSWER_WHERE)
+
+
+def test_stale_read_behind__lsi_query__follows_its_tables_partition(client: Any, asking: Any) -> None:
+    """ "Both tables and LSIs provide two read consistency options": an LSI reads its table's partition."""
+    table = make_table(client, lsi=True)
+    client.put_item(TableName=table, Item={**key("p", "1"), "at": {"S": "09:00"}})
+    client.put_item(TableName=table, Item={**key("p", "2"), "at": {"S": "10:00"}})
+    answer = weak(asking, "stale-read; behind=1").query(
+        TableName=table,
+        IndexName="at-index",
+        KeyConditionExpression="PK = :p",
+        ExpressionAttributeValues={":p": {"S": "p"}},
+    )
+    assert [i["SK"]["S"] for i in answer["Items"]] == ["1"]
+
+
+def test_stale_read__partiql_select__runs_stale_as_the_query_it_stands_for(client: Any, asking: Any) -> None:
+    """An ExecuteStatement SELECT without ConsistentRead reads eventually consistently, as its Query does."""
+    table = make_table(client)
+    client.put_item(TableName=table, Item=key("cart", "1"))
+    client.put_item(TableName=table, Item=key("cart", "2"))
+    answer = weak(asking, "stale-read; behind=1").execute_statement(
+        Statement=f"SELECT * FROM \"{table}\" WHERE PK = 'cart'"
+    )
+    assert [i["SK"]["S"] for i in answer["Items"]] == ["1"] and echo(answer) == "stale-read; behind=1"
+    code, _ = refused(
+        weak(asking, "stale-read").execute_statement,
+        Statement=f"SELECT * FROM \"{table}\" WHERE PK = 'cart'",
+        ConsistentRead=True,
+    )
+    assert code == "ValidationException"
+
+
+# torn-read: some of one transaction's writes seen, not all --------------------------------------
+
+
+def _sign_up(client: Any, table: str, user: str = "u1", email: str = "a@example.com") -> None:
+    """Lesson 02's sign-up: the account and its email's marker in one TransactWriteItems."""
+    client.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": table, "Item": {**key(f"EMAIL#{email}"), "owner": {"S": user}}}},
+            {"Put": {"TableName": table, "Item": {**key(f"USER#{user}"), "email": {"S": email}}}},
+        ]
+    )
+
+
+def test_torn_read__scan_beside_a_sign_up__sees_the_marker_and_not_the_account(client: Any, asking: Any) -> None:
+    """Scan is "Read-committed" in the isolation table: the items of one TransactWriteItems may be read
+    at different moments, so the new marker shows and the new account does not (the audit's orphan)."""
+    table = make_table(client)
+    _sign_up(client, table)
+    view = f"torn-read; misses={key_name(key('USER#u1'))}"
+    answer = weak(asking, view).scan(TableName=table)
+    assert [i["PK"]["S"] for i in answer["Items"]] == ["EMAIL#a@example.com"]
+    assert echo(answer) == view
+
+
+def test_torn_read__unnamed__the_first_subset_that_answers_otherwise_named_in_the_echo(
+    client: Any, asking: Any
+) -> None:
+    table = make_table(client)
+    _sign_up(client, table)
+    answer = weak(asking, WeakAnswer.TORN_READ).scan(TableName=table)
+    assert answer["Count"] == 1
+    missed = "EMAIL#a@example.com" if answer["Items"][0]["PK"]["S"] == "USER#u1" else "USER#u1"
+    assert echo(answer) == f"torn-read; misses={key_name(key(missed))}"
+
+
+def test_torn_read__every_write_of_the_transaction_named__strong_answer_and_none(client: Any, asking: Any) -> None:
+    """A torn read sees some of the transaction's writes: missing all of them is not one."""
+    table = make_table(client)
+    _sign_up(client, table)
+    both = f"{key_name(key('EMAIL#a@example.com'))}, {key_name(key('USER#u1'))}"
+    answer = weak(asking, f"torn-read; misses={both}").scan(TableName=table)
+    assert answer["Count"] == 2
+    assert echo(answer) == "none; a torn read sees at least one of the transaction's writes"
+
+
+def test_torn_read__item_written_again_after_the_transaction__not_missed(client: Any, asking: Any) -> None:
+    """Only items whose latest write is the transaction's: a later write to one is seen with it."""
+    table = make_table(client)
+    _sign_up(client, table)
+    client.put_item(TableName=table, Item={**key("USER#u1"), "email": {"S": "a@example.com"}, "v": {"N": "2"}})
+    answer = weak(asking, f"torn-read; misses={key_name(key('USER#u1'))}").scan(TableName=table)
+    assert answer["Count"] == 2
+    assert echo(answer) == "none; no one transaction kept is the latest write of every item named"
+
+
+def test_torn_read__batch_get_with_consistent_read__still_torn(client: Any, asking: Any) -> None:
+    """BatchGetItem is read-committed against transactions whatever its ConsistentRead: each key is serializable
+    on its own, the batch is not."""
+    table = make_table(client)
+    _sign_up(client, table)
+    view = f"torn-read; misses={key_name(key('EMAIL#a@example.com'))}"
+    answer = weak(asking, view).batch_get_item(
+        RequestItems={table: {"Keys": [key("EMAIL#a@example.com"), key("USER#u1")], "ConsistentRead": True}}
+    )
+    assert [i["PK"]["S"] for i in answer["Responses"][table]] == ["USER#u1"] and echo(answer) == view
+
+
+def test_torn_read__no_transaction_wrote_what_it_reads__none(client: Any, asking: Any) -> None:
+    table = make_table(client)
+    _put(client, table, "plain", 1)
+    answer = weak(asking, WeakAnswer.TORN_READ).scan(TableName=table)
+    assert answer["Count"] == 1
+    assert echo(answer) == "none; no transaction kept in the history wrote what it reads"
+
+
+@pytest.mark.parametrize("call", ["get", "transact-get"])
+def test_torn_read__single_item_read_or_transact_get__400_they_are_serializable(
+    client: Any, asking: Any, call: str
+) -> None:
+    """GetItem and TransactGetItems are "Serializable" with TransactWriteItems in the isolation table: never torn."""
+    table = make_table(client)
+    _sign_up(client, table)
+    calls: dict[str, tuple[str, dict[str, Any]]] = {
+        "get": ("get_item", {"TableName": table, "Key": key("USER#u1")}),
+        "transact-get": (
+            "transact_get_items",
+            {"TransactItems": [{"Get": {"TableName": table, "Key": key("USER#u1")}}]},
+        ),
+    }
+    method, params = calls[call]
+    code, message = refused(getattr(weak(asking, WeakAnswer.TORN_READ), method), **params)
+    assert code == "ValidationException" and "with torn-read" in message
+
+
 # unprocessed-items ------------------------------------------------------------------------------
 
 
@@ -404,8 +669,9 @@ def test_weak_answer_on_dynamodb_local_profile__400_it_gives_none() -> None:
         plain = raw_client(ep.url)
         table = make_table(plain)
         plain.put_item(TableName=table, Item=key("x"))
-        code, message = refused(weak(raw_client(ep.url), "stale-read").get_item, TableName=table, Key=key("x"))
-        assert code == "ValidationException" and "gives no weak answers" in message
+        for form in ("stale-read", "stale-read; behind=2", f"torn-read; misses={key_name(key('x'))}"):
+            code, message = refused(weak(raw_client(ep.url), form).get_item, TableName=table, Key=key("x"))
+            assert code == "ValidationException" and "gives no weak answers" in message
         assert ep.engine.history is None
 
 

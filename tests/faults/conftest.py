@@ -57,9 +57,9 @@ def client(conn: Connection, attempts: int = 1, mode: str = "standard") -> Any:
 
 
 @contextlib.contextmanager
-def serve_with_faults(path: Path) -> Iterator[str]:
+def serve_with_faults(path: Path, rules: int = 1) -> Iterator[str]:
     """``labkit serve --faults PATH`` started for real on a free loopback port (no LABKIT_* variables):
-    its URL once it said it read one rule and listens; stopped after the block."""
+    its URL once it said it read ``rules`` rule(s) and listens; stopped after the block."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -73,7 +73,7 @@ def serve_with_faults(path: Path) -> Iterator[str]:
     )
     try:
         assert proc.stdout is not None
-        assert "1 rule(s)" in proc.stdout.readline()
+        assert f"({rules} rule(s)" in proc.stdout.readline()
         assert "listening on" in proc.stdout.readline()
         yield f"http://127.0.0.1:{port}"
     finally:

@@ -303,6 +303,24 @@ def test_endpoint_rule__stale_read_count_1__one_default_get_item_reads_the_earli
     assert log[-1]["error"] == "stale-read" and log[-1]["status"] == 200
 
 
+def test_endpoint_rule__torn_read_on_scan__a_plain_scan_sees_part_of_a_transaction(no_faults: Connection) -> None:
+    """Scan is read-committed against transactions (isolation table): a rule makes a plain Scan see some
+    of a TransactWriteItems' writes and not others, and the echo names which it missed."""
+    table = no_faults.table_name
+    c = client(no_faults)
+    c.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": table, "Item": item("EMAIL#a")}},
+            {"Put": {"TableName": table, "Item": item("USER#1")}},
+        ]
+    )
+    with endpoint_faults(no_faults, [{"operation": "Scan", "error": "torn-read", "count": 1}]):
+        torn = c.scan(TableName=table)
+        whole = c.scan(TableName=table)
+    assert torn["Count"] == 1 and str(_weak_echo(torn)).startswith("torn-read; misses=")
+    assert whole["Count"] == 2 and _weak_echo(whole) is None
+
+
 def test_endpoint_rule__unprocessed_items_on_any_operation__only_batches_get_it(no_faults: Connection) -> None:
     """ "*" with a weak answer matches only where DynamoDB can give it: a PutItem is applied as ever."""
     table = no_faults.table_name
@@ -352,6 +370,9 @@ def test_endpoint_rule__short_page_with_probability_and_seed__the_same_pages_eve
         ({"operation": "Query", "error": "unprocessed-items"}, "unprocessed-items to BatchGetItem and BatchWriteItem"),
         ({"operation": "GetItem", "error": "stale-read", "apply_first": True}, "apply_first is for errors"),
         ({"operation": "GetItem", "error": "stale-reads"}, "did you mean 'stale-read'"),
+        ({"operation": "GetItem", "error": "torn-read"}, "DynamoDB never answers GetItem with torn-read"),
+        ({"operation": "Query", "error": "stale-read; behind=0"}, "behind must be a whole number of writes"),
+        ({"operation": "Query", "error": "stale-read; ahead=1"}, "unknown parameter 'ahead'"),
     ],
 )
 def test_fault_rules__weak_answer_where_dynamodb_cannot_give_it__validation_error(
@@ -359,6 +380,37 @@ def test_fault_rules__weak_answer_where_dynamodb_cannot_give_it__validation_erro
 ) -> None:
     with pytest.raises(ValidationError, match=message):
         FaultRules.parse([rule])
+
+
+def test_serve__faults_file_with_a_named_stale_view_and_a_torn_read__a_plain_client_gets_each(
+    tmp_path: Path,
+) -> None:
+    """`labkit serve --faults FILE` takes the new forms: a Query two writes behind its partition
+    (``stale-read; behind=2``), a Scan that sees part of a transaction (``torn-read``)."""
+    path = tmp_path / "faults.json"
+    rules = [
+        {"operation": "Query", "error": "stale-read; behind=2", "count": 1},
+        {"operation": "Scan", "error": "torn-read", "count": 1},
+    ]
+    path.write_text(json.dumps({"rules": rules}))
+    with serve_with_faults(path, rules=2) as url:
+        aws = plain_table(url, "labkit-carts")
+        for n in range(3):  # three writes to the one item of partition "cart"
+            aws.put_item(TableName="labkit-carts", Item={"PK": {"S": "cart"}, "n": {"N": str(n)}})
+        behind = aws.query(
+            TableName="labkit-carts",
+            KeyConditionExpression="PK = :p",
+            ExpressionAttributeValues={":p": {"S": "cart"}},
+        )
+        assert [i["n"] for i in behind["Items"]] == [{"N": "0"}] and _weak_echo(behind) == "stale-read; behind=2"
+        aws.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": "labkit-carts", "Item": {"PK": {"S": "EMAIL#a"}}}},
+                {"Put": {"TableName": "labkit-carts", "Item": {"PK": {"S": "USER#1"}}}},
+            ]
+        )
+        torn = aws.scan(TableName="labkit-carts")  # the cart, and one of the transaction's two items
+        assert torn["Count"] == 2 and str(_weak_echo(torn)).startswith("torn-read; misses=")
 
 
 def test_serve__faults_file_with_a_stale_read_rule__a_plain_client_reads_the_earlier_image(tmp_path: Path) -> None:

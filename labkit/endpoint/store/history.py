@@ -6,7 +6,13 @@ store listener (:attr:`labkit.endpoint.store.moto_store.MotoStore.listeners`): e
 changes are kept, newest last, at most :data:`IMAGES_PER_ITEM` per item and :data:`CHANGES_KEPT`
 changes or :data:`BYTES_KEPT` bytes of images in all (the oldest go first). It keeps what it is
 told and never writes to the store; :meth:`ImageHistory.rollbacks` hands back, newest first, the
-changes to undo for a view "as of before". Plain data, no moto import.
+changes to undo for a view "as of before", :meth:`ImageHistory.latest` one item's own changes,
+:meth:`ImageHistory.transactions` the recent TransactWriteItems commits (``torn-read``).
+
+A view is exact or not given: an item that lost its oldest change to the per-item bound leaves a
+*floor* on its table (and on itself); a view reaching back to the floor would show that item at a
+state it never had then, so :meth:`~ImageHistory.rollbacks` stops before it. The global bounds
+drop the oldest commits first, so they never leave such a hole. Plain data, no moto import.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...operations import Op
 from .changes import Change, Commit
 
 #: Changes kept per item: a stale read can go back this many writes of one item.
@@ -26,6 +33,8 @@ CHANGES_KEPT = 10_000
 BYTES_KEPT = 8 * 1024 * 1024
 #: At most this many commits are undone, newest first, looking for an answer that differs.
 STEPS = 8
+#: The commit's operation whose changes :meth:`ImageHistory.transactions` hands back.
+TRANSACTION: str = Op.TRANSACT_WRITE_ITEMS
 
 ItemId = tuple[str, str, str, str]  # account, region, table, the key as sorted JSON
 
@@ -48,6 +57,8 @@ class Kept:
     item: ItemId
     change: Change
     size: int
+    transactional: bool = False
+    of: int = 1  # how many changes its commit made
 
 
 def _value_size(value: Any) -> int:
@@ -81,6 +92,9 @@ class ImageHistory:
         self._bytes = 0
         self._next = 0
         self._commits = 0
+        # the newest commit an item (and its table) lost to the per-item bound: views stop above it
+        self._item_floor: dict[ItemId, int] = {}
+        self._table_floor: dict[tuple[str, str, str], int] = {}
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -95,9 +109,11 @@ class ImageHistory:
         if not commit.changes:
             return
         self._commits += 1
+        transactional = commit.operation == TRANSACTION
         for change in commit.changes:
             item = (commit.account, commit.region, change.table, key_text(change.key))
-            kept = Kept(self._commits, item, change, image_size(change.before) + image_size(change.after))
+            size = image_size(change.before) + image_size(change.after)
+            kept = Kept(self._commits, item, change, size, transactional, len(commit.changes))
             n, self._next = self._next, self._next + 1
             self._kept[n] = kept
             self._tables.setdefault(item[:3], OrderedDict())[n] = None
@@ -105,6 +121,10 @@ class ImageHistory:
             mine = self._items.setdefault(item, deque())
             mine.append(n)
             if len(mine) > self.per_item:
+                lost = self._kept[mine[0]].commit
+                self._item_floor[item] = lost
+                table = item[:3]
+                self._table_floor[table] = max(self._table_floor.get(table, 0), lost)
                 self._drop(mine.popleft())
         while self._kept and (len(self._kept) > self.changes or self._bytes > self.size):
             n, kept = next(iter(self._kept.items()))
@@ -112,6 +132,7 @@ class ImageHistory:
             mine.popleft()  # the oldest kept change is its item's oldest too
             if not mine:
                 del self._items[kept.item]
+                self._item_floor.pop(kept.item, None)
             self._drop(n)
 
     def _drop(self, n: int) -> None:
@@ -121,6 +142,7 @@ class ImageHistory:
         del table[n]
         if not table:
             del self._tables[kept.item[:3]]
+            self._table_floor.pop(kept.item[:3], None)
 
     def forget(self, account: str, region: str) -> None:
         """Drop every change kept in an account and region (a table there was made, changed or deleted)."""
@@ -129,6 +151,7 @@ class ImageHistory:
                 self._drop(n)
         for item in [i for i in self._items if i[:2] == (account, region)]:
             del self._items[item]
+            self._item_floor.pop(item, None)
 
     def clear(self) -> int:
         """Forget every change kept (every account and region): as if every write so far had propagated."""
@@ -136,32 +159,88 @@ class ImageHistory:
         self._kept.clear()
         self._items.clear()
         self._tables.clear()
+        self._item_floor.clear()
+        self._table_floor.clear()
         self._bytes = 0
         return dropped
 
-    def rollbacks(self, account: str, region: str, scope: Scope, steps: int = STEPS) -> Iterator[list[Change]]:
-        """The changes to undo, newest first, for a view as of before the latest commit in ``scope``;
-        then before the two latest; ... (at most ``steps`` commits). Only changes in ``scope`` are undone."""
+    def floors(self) -> int:
+        """How many items and tables carry a floor (bounded with what is kept: a test reads it)."""
+        return len(self._item_floor) + len(self._table_floor)
+
+    def _floor(self, account: str, region: str, scope: Scope) -> int:
+        """The newest commit a view of ``scope`` may not reach back to (0: none)."""
+        if scope.items is not None:
+            floors = (self._item_floor.get((account, region, table, key), 0) for table, key in scope.items)
+            return max(floors, default=0)
+        return self._table_floor.get((account, region, scope.table), 0)
+
+    def latest(self, account: str, region: str, table: str, key: str, steps: int) -> list[Change] | None:
+        """One item's ``steps`` latest changes, newest first, to undo for a view of it as of before them;
+        None when fewer are kept."""
+        item = (account, region, table, key)
+        mine = self._items.get(item, ())
+        if len(mine) < steps:
+            return None
+        return [self._kept[n].change for n in reversed(mine)][:steps]  # what was dropped is older: exact
+
+    def transactions(
+        self, account: str, region: str, scope: Scope, steps: int = STEPS
+    ) -> Iterator[tuple[list[Change], int]]:
+        """The recent TransactWriteItems commits that wrote what ``scope`` reads, newest first (at
+        most ``steps``): each as its changes in ``scope`` that are still their item's latest (a
+        later write to an item is seen with it), in request order, and how many changes it made in all."""
+        for _, kept in self._commits_in(account, region, scope):
+            if steps <= 0:
+                return
+            steps -= 1
+            if not kept[0].transactional:
+                continue
+            latest = [k for k in reversed(kept) if self._kept[self._items[k.item][-1]] is k]
+            if latest:
+                yield [k.change for k in latest], kept[0].of
+
+    def _commits_in(self, account: str, region: str, scope: Scope) -> Iterator[tuple[int, list[Kept]]]:
+        """The kept changes in ``scope``, newest first, grouped by commit."""
         if scope.items is not None:
             found = (self._items.get((account, region, table, key), ()) for table, key in scope.items)
             numbers: Iterable[int] = sorted((n for mine in found for n in mine), reverse=True)
         else:
             numbers = reversed(self._tables.get((account, region, scope.table), OrderedDict()))
-        undo: list[Change] = []
-        commit = None
+        group: list[Kept] = []
         for n in numbers:
             kept = self._kept[n]
             if not scope.test(kept.change):
                 continue
-            if commit is not None and kept.commit != commit:
-                yield list(undo)
-                steps -= 1
-                if steps <= 0:
-                    return
-            commit = kept.commit
-            undo.append(kept.change)
-        if undo:
+            if group and kept.commit != group[0].commit:
+                yield group[0].commit, group
+                group = []
+            group.append(kept)
+        if group:
+            yield group[0].commit, group
+
+    def rollbacks(self, account: str, region: str, scope: Scope, steps: int = STEPS) -> Iterator[list[Change]]:
+        """The changes to undo, newest first, for a view as of before the latest commit in ``scope``;
+        then before the two latest; ... (at most ``steps`` commits, and never back to a floor). Only
+        changes in ``scope`` are undone."""
+        floor = self._floor(account, region, scope)
+        undo: list[Change] = []
+        for commit, kept in self._commits_in(account, region, scope):
+            if steps <= 0 or commit <= floor:
+                return
+            steps -= 1
+            undo.extend(k.change for k in kept)
             yield list(undo)
 
 
-__all__ = ["BYTES_KEPT", "CHANGES_KEPT", "IMAGES_PER_ITEM", "STEPS", "ImageHistory", "Kept", "Scope", "image_size"]
+__all__ = [
+    "BYTES_KEPT",
+    "CHANGES_KEPT",
+    "IMAGES_PER_ITEM",
+    "STEPS",
+    "TRANSACTION",
+    "ImageHistory",
+    "Kept",
+    "Scope",
+    "image_size",
+]

@@ -83,6 +83,45 @@ def test_history__rollbacks__stop_after_steps_commits() -> None:
     assert len(list(history.rollbacks(ACCOUNT, REGION, Scope(table="t")))) == STEPS
 
 
+def test_history__rollbacks__never_reach_back_past_an_image_the_per_item_bound_dropped() -> None:
+    """A view is exact or not given: once "hot" lost its oldest image, a table view older than that
+    image would show "hot" as it was later, so the views stop above it."""
+    history = ImageHistory(per_item=2)
+    history(_commit("t", "cold", None, 1))  # commit 1
+    for v in range(1, 4):  # commits 2, 3, 4: "hot"'s first change (commit 2) is dropped
+        history(_commit("t", "hot", v - 1 if v > 1 else None, v))
+    views = list(history.rollbacks(ACCOUNT, REGION, Scope(table="t")))
+    assert [[c.key["PK"]["S"] for c in undo] for undo in views] == [["hot"], ["hot", "hot"]]
+    cold = Scope(items=frozenset({("t", key_text({"PK": {"S": "cold"}}))}))
+    assert len(list(history.rollbacks(ACCOUNT, REGION, cold))) == 1  # an item without a floor keeps its own
+    assert history.latest(ACCOUNT, REGION, "t", key_text({"PK": {"S": "hot"}}), 2) is not None
+    assert history.latest(ACCOUNT, REGION, "t", key_text({"PK": {"S": "hot"}}), 3) is None
+
+
+def test_history__transactions__newest_first_only_items_whose_latest_write_is_theirs() -> None:
+    history = ImageHistory()
+
+    def change(pk: str, v: int) -> Change:
+        return Change("t", {"PK": {"S": pk}}, None, {"PK": {"S": pk}, "v": {"N": str(v)}})
+
+    history(Commit(ACCOUNT, REGION, "TransactWriteItems", (change("m1", 1), change("u1", 1))))
+    history(Commit(ACCOUNT, REGION, "TransactWriteItems", (change("m2", 1), change("u2", 1), change("x", 1))))
+    history(Commit(ACCOUNT, REGION, "PutItem", (change("x", 2),)))  # x's latest write is not the transaction's
+    found = [
+        ([c.key["PK"]["S"] for c in changes], made)
+        for changes, made in history.transactions(ACCOUNT, REGION, Scope(table="t"))
+    ]
+    assert found == [(["m2", "u2"], 3), (["m1", "u1"], 2)]
+
+
+def test_history__floors__bounded_by_what_is_kept() -> None:
+    """The floors the per-item bound leaves go with their items and tables: 20,000 writes keep a bounded few."""
+    history = ImageHistory(per_item=2, changes=100)
+    for v in range(20_000):
+        history(_commit(f"t{v % 7}", f"k{v % 300}", None, v))
+    assert len(history) <= 100 and history.floors() <= 100 + 7
+
+
 def test_history__forget__drops_an_account_and_regions_changes_only() -> None:
     history = ImageHistory()
     history(_commit("t", "a", None, 1))
@@ -124,6 +163,41 @@ def test_memory__20000_updates_of_one_item_with_the_history_on__grow_rss_by_unde
     found = _measured(20_000)
     assert found["kept"] <= ImageHistory().per_item
     assert found["growth"] < 5 * 1024 * 1024, f"RSS grew by {found['growth'] / 1e6:.1f} MB"
+
+
+#: After the prelude: N updates as TransactWriteItems of two items over 500 keys; every tenth, a
+#: GetItem two writes behind, a BatchGetItem missing one key's latest write, a torn BatchGetItem.
+MEMORY_VIEWS = r"""
+def key(k):
+    return {"PK": {"S": f"k{k}"}}
+def update(n):
+    a, b = n % 500, (n * 7 + 1) % 500
+    if a == b:
+        b = (b + 1) % 500
+    put = lambda k: {"Put": {"TableName": "mem", "Item": {**key(k), "n": {"N": str(n)}, "pad": {"S": "x" * 200}}}}
+    call("TransactWriteItems", {"TransactItems": [put(a), put(b)]})
+    if n % 10 == 0:
+        call("GetItem", {"TableName": "mem", "Key": key(a)}, weak="stale-read; behind=2")
+        both = {"RequestItems": {"mem": {"Keys": [key(a), key(b)]}}}
+        call("BatchGetItem", both, weak="stale-read; misses=" + json.dumps(key(b), separators=(",", ":")))
+        call("BatchGetItem", both, weak="torn-read")
+for n in range(1000):
+    update(n)
+before = rss()
+for n in range(1000, 1000 + int(os.environ["N"]) // 2):  # two updates per transaction
+    update(n)
+history = engine.history
+print(json.dumps({"growth": rss() - before, "kept": len(history), "floors": history.floors()}))
+"""
+
+
+@pytest.mark.slow
+def test_memory__20000_updates_in_transactions_with_named_and_torn_views__rss_within_10_mb() -> None:
+    """Issue 37's bound: stale views named (behind, misses) and torn reads along the way keep the
+    history bounded (at most four images per item, a floor per item and table) and RSS flat."""
+    found = json.loads(measure_memory(MEMORY_VIEWS, N="20000"))
+    assert found["kept"] <= 500 * ImageHistory().per_item and found["floors"] <= 500 + 1
+    assert found["growth"] < 10 * 1024 * 1024, f"RSS grew by {found['growth'] / 1e6:.1f} MB"
 
 
 # a stale view is not a write ---------------------------------------------------------------------
