@@ -25,11 +25,15 @@ from typing import Any
 from ..errors import ValidationError
 from ..faults import FAULT_NAMES
 from ..faults.kinds import EMBEDDED_ONLY, call_point
+from ..faults.views import View
+from ..operations import WeakAnswer
 
 #: The faults explore places at every call point (``hold`` needs two turns of one transaction).
 EXPLORE_FAULTS = tuple(name for name in FAULT_NAMES if name != "hold")
 #: ``faults="all"``.
 ALL = "all"
+#: Placed only with a view a run names (another actor's transaction beside the read): never at a solo call point.
+VIEWS_ONLY = (WeakAnswer.TORN_READ,)
 
 Scenario = tuple[str, ...]
 #: A call point as the solo run saw it: the operation, or (operation, the request's parameters).
@@ -71,7 +75,7 @@ def fault_scenarios(operations: Mapping[str, Sequence[Point]], faults: Sequence[
         for n, point in enumerate(operations[actor], start=1):
             operation, params = (point, None) if isinstance(point, str) else point
             for fault in faults:
-                if can_give(fault, operation, params):
+                if fault not in VIEWS_ONLY and can_give(fault, operation, params):
                     scenarios.append((f"{call_point(actor, n)}: {fault}",))
     return scenarios
 
@@ -91,13 +95,24 @@ class Scenarios(list[Scenario]):
         self.faults = tuple(faults)
         self._known = set(first)
 
-    def offer(self, actor: str, n: int, operation: str, params: Mapping[str, Any]) -> None:
-        """Actor's n-th call (1-based) was ``operation``: a scenario for each fault DynamoDB can give it."""
+    def offer(
+        self,
+        actor: str,
+        n: int,
+        operation: str,
+        params: Mapping[str, Any],
+        views: Mapping[str, Sequence[View]] | None = None,
+    ) -> None:
+        """Actor's n-th call (1-based) was ``operation``: a scenario for each fault DynamoDB can give it,
+        and one for each of the ``views`` of a weak answer the run showed there (:mod:`labkit.races.views`)."""
         for fault in self.faults:
-            scenario = (f"{call_point(actor, n)}: {fault}",)
-            if scenario not in self._known and can_give(fault, operation, params):
-                self._known.add(scenario)
-                self.append(scenario)
+            point = f"{call_point(actor, n)}: {fault}"
+            placed = [(point,)] if fault not in VIEWS_ONLY else []
+            placed += [(f"{point} ({view.text()})",) for view in (views or {}).get(fault, ())]
+            for scenario in placed:
+                if scenario not in self._known and can_give(fault, operation, params):
+                    self._known.add(scenario)
+                    self.append(scenario)
 
 
 def describe(scenarios: Sequence[Scenario], faults: Sequence[str]) -> str:
@@ -113,6 +128,7 @@ __all__ = [
     "Point",
     "Scenario",
     "Scenarios",
+    "VIEWS_ONLY",
     "can_give",
     "check_fault_names",
     "describe",
