@@ -50,6 +50,9 @@ def _stale_tables(operation: str, params: Mapping[str, Any]) -> set[str]:
     return set() if operation == Op.GET_ITEM else set(tables_of(operation, params))
 
 
+_TORN = TornRead()
+
+
 class Violation(Exception):
     """A run broke the invariant: ends the exploration with ``res`` as the counterexample."""
 
@@ -153,6 +156,7 @@ class Runner:
         self.scenarios: Scenarios | None = None  # where a run without faults offers its call points
         self.widen: frozenset[str] = frozenset()  # tables whose writes all conflict (a stale read reads them)
         self.torn: frozenset[tuple[str, int]] = frozenset()  # the calls a torn read lands on (actor, call number)
+        self.torn_any = False  # a run without a fault where torn-read is asked for: every read it may land on
         self.stage = lab or Stage.of(actors, conn)
         self.schemas = self.stage.schemas or KeySchemas(conn)  # one DescribeTable per table: keys and reduction
         self.resolver = Resolver(self.schemas)  # a weak answer's view named by the run's writes -> the engine's form
@@ -172,6 +176,9 @@ class Runner:
             for n, fault in calls.items()
             if isinstance(fault, TornRead)
         )
+        # the runs without a fault offer the torn views: which reads ran while a transaction may have been in
+        # flight must be explored there too, or a torn view is never offered (the differential found it)
+        self.torn_any = not self.faults and self.scenarios is not None and WeakAnswer.TORN_READ in self.scenarios.faults
 
     def _stale_reads(self, faults: tuple[str, ...]) -> tuple[bool, frozenset[str]]:
         """Does the scenario hold a stale or torn read; the tables a stale read's solo call reads (a first guess,
@@ -326,8 +333,10 @@ class Runner:
             found = Call.of(record, self.schemas)
             if self.widen and any(a.write and a.table in self.widen for a in found.touches):
                 found = replace(found, touches=found.touches | {STALE_GROUP})
-            if self.torn and (
-                (record.actor, record.seq + 1) in self.torn or last.get(record.actor) == Op.TRANSACT_WRITE_ITEMS
+            if (self.torn or self.torn_any) and (
+                (record.actor, record.seq + 1) in self.torn
+                or (self.torn_any and _TORN.gives(record.operation, record.params))
+                or last.get(record.actor) == Op.TRANSACT_WRITE_ITEMS
             ):
                 # the torn read, and each call that ends its actor's transaction's time in flight: their order decides
                 found = replace(found, touches=found.touches | {TORN_GROUP})
