@@ -226,3 +226,16 @@ def test_parse_faults__a_view_badly_named__clear_error(spec: str, message: str) 
     """A view is behind N, misses A1[, ...] or index misses A1[, ...]; anything else is refused with the forms."""
     with pytest.raises(ValidationError, match=message):
         parse_faults([spec], ["A", "B"])
+
+
+def test_run_interleaving__a_view_naming_a_write_not_yet_made__refused__the_read_not_sent(
+    tconn: Connection, table: str
+) -> None:
+    """In 'B A' B's query runs before A's write: a view missing A1 cannot happen there; one clear error."""
+    actors = {"A": write_then_verify(table, "a"), "B": lambda client: holders(client, table)}
+    empty(tconn, table)()
+    with pytest.raises(
+        ValidationError,
+        match=r"^stale-read \(index misses A1\) on B1: in this order the view names writes the run has not made",
+    ):
+        run_interleaving(actors, "B A A A", conn=tconn, faults=["B1: stale-read (index misses A1)"])
