@@ -34,7 +34,7 @@ from .identity import Access, KeySchemas
 from .interleave import Crew, Interleaving, Stage, run_gated
 from .scenarios import Scenarios
 from .tasks import BLOCKED, DONE, QUEUED, Task
-from .views import TORN_GROUP, Resolver
+from .views import TORN_READ_ACCESS, Resolver, torn_write
 
 if TYPE_CHECKING:
     from ..backend import Connection
@@ -333,13 +333,17 @@ class Runner:
             found = Call.of(record, self.schemas)
             if self.widen and any(a.write and a.table in self.widen for a in found.touches):
                 found = replace(found, touches=found.touches | {STALE_GROUP})
-            if (self.torn or self.torn_any) and (
-                (record.actor, record.seq + 1) in self.torn
-                or (self.torn_any and _TORN.gives(record.operation, record.params))
-                or last.get(record.actor) == Op.TRANSACT_WRITE_ITEMS
-            ):
-                # the torn read, and each call that ends its actor's transaction's time in flight: their order decides
-                found = replace(found, touches=found.touches | {TORN_GROUP})
+            if self.torn or self.torn_any:
+                # the torn read, and the call that ends its actor's transaction's time in flight: their order decides
+                extra: set[Access] = set()
+                if (record.actor, record.seq + 1) in self.torn or (
+                    self.torn_any and _TORN.gives(record.operation, record.params)
+                ):
+                    extra.add(TORN_READ_ACCESS)
+                if last.get(record.actor) == Op.TRANSACT_WRITE_ITEMS:
+                    extra.add(torn_write(record.actor))
+                if extra:
+                    found = replace(found, touches=found.touches | extra)
             self._calls[id(record)] = found
         return found
 

@@ -36,9 +36,19 @@ from .identity import Access, KeySchemas, accesses, item_access
 
 #: The most views offered at one read (a GSI read after many writes to many items): the first, fewest items first.
 MOST_VIEWS = 64
-#: What a torn read's call, and every call made after its actor's TransactWriteItems, also touch (written):
-#: whether that transaction may still be in flight at the read is decided by their order.
-TORN_GROUP = Access("\0torn-read", None, None, True)
+#: The pseudo-table of torn reads: a torn read's call reads it whole, the call that follows an actor's
+#: TransactWriteItems writes the actor's own item in it, so DPOR explores whether that transaction may still be in
+#: flight at the read (the two need not touch a common item); two reads, or two actors' next calls, never meet here.
+TORN = "\0torn-read"
+TORN_READ_ACCESS = Access(TORN, None, None, False)
+
+
+def torn_write(actor: str) -> Access:
+    """What the call after ``actor``'s TransactWriteItems touches besides its own items: it ends that transaction's
+    time in flight."""
+    return Access(TORN, ("S", actor), None, True)
+
+
 _SEVERAL = (Op.TRANSACT_WRITE_ITEMS, Op.BATCH_WRITE_ITEM)
 
 
@@ -240,4 +250,4 @@ class Resolver:
 
 _FAULTS: dict[str, WeakAnswerFault] = {WeakAnswer.STALE_READ: StaleRead(), WeakAnswer.TORN_READ: TornRead()}
 
-__all__ = ["MOST_VIEWS", "TORN_GROUP", "Resolver", "Written"]
+__all__ = ["MOST_VIEWS", "TORN", "TORN_READ_ACCESS", "Resolver", "Written", "torn_write"]
