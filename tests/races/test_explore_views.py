@@ -162,6 +162,34 @@ def test_explore__query_of_a_partition__answered_1_2_and_3_writes_behind(tconn: 
     assert seen == {0, 1, 2, 3}
 
 
+def test_explore__batch_get_after_two_writes__each_key_on_its_own__the_older_write_missed_alone(
+    tconn: Connection, table: str
+) -> None:
+    """BatchGetItem "may retrieve items in parallel": after two puts it may see the later without the earlier."""
+    keys = [{"PK": {"S": f"ITEM#{i}"}, "SK": {"S": "A"}} for i in (1, 2)]
+
+    def writer(client: Any) -> str:
+        for key in keys:
+            client.put_item(TableName=table, Item=key)
+        return "wrote"
+
+    def reader(client: Any) -> tuple[str, ...]:
+        got = client.batch_get_item(RequestItems={table: {"Keys": keys}})["Responses"][table]
+        return tuple(sorted(i["PK"]["S"] for i in got))
+
+    seen: set[tuple[str, ...]] = set()
+
+    def record(res: Interleaving) -> None:
+        if res.turns[-1] == "R":
+            seen.add(res.results["R"])
+
+    result = explore(
+        {"W": writer, "R": reader}, conn=tconn, setup=empty(tconn, table), invariant=record, faults=["stale-read"]
+    )
+    assert result.passed, result.summary()
+    assert seen == {(), ("ITEM#1",), ("ITEM#2",), ("ITEM#1", "ITEM#2")}  # ITEM#2 alone: misses W1 only
+
+
 # ---------------------------------------------------------------- torn reads
 
 
