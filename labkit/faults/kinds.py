@@ -139,10 +139,12 @@ class WeakAnswerFault(Fault):
 
 @dataclass(frozen=True)
 class StaleRead(WeakAnswerFault):
-    """An eventually consistent read answered as of before the most recent write to what it reads.
+    """An eventually consistent read answered as of before recent writes to what it reads.
 
     GetItem, BatchGetItem, Query, Scan without ``ConsistentRead=True`` (a GSI query always); the
-    reader's own write counts: eventually consistent reads do not promise read-your-writes.
+    reader's own write counts: eventually consistent reads do not promise read-your-writes. Without
+    a ``view`` the engine answers with the first view, newest first, that differs; with one
+    (``B3: stale-read (index misses A1)``, :mod:`labkit.faults.views`) exactly that view.
     """
 
     def __post_init__(self) -> None:

@@ -10,8 +10,11 @@ applied by DynamoDB and its answer lost. The first call points come from each ac
 batches, ``short-page`` Query and Scan; ``ttl-delete`` (DynamoDB's TTL process deletes the expired items
 just before the call) meets any call — each judged in each order from the call really made there
 (data-dependent code makes other calls in other orders), with the call points every run without a
-fault reaches (:class:`Scenarios`). One fault per run: the calls a fault adds (an actor's
-retry, the next page) are gated and ordered like any other, but carry no second fault.
+fault reaches (:class:`Scenarios`). A stale or torn read is placed once per *view* a run without a
+fault shows can change its answer (:mod:`labkit.races.views`: ``B3: stale-read (index misses A1)``,
+``B2: torn-read (misses A1[0])``, the latter only beside another actor's transaction). One fault
+per run: the calls a fault adds (an actor's retry, the next page) are gated and ordered like any
+other, but carry no second fault.
 ``faults="all"`` is every kind explore places (:data:`EXPLORE_FAULTS`) — on a backend other than
 labkit's embedded endpoint, every kind but the weak answers and ``ttl-delete``, which only that endpoint
 gives.
