@@ -18,6 +18,7 @@ from ..operations import (
 )
 from ..validation import check_int
 from .answers import CONFLICTABLE, THROTTLES, did_you_mean
+from .views import View, parse_view
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,14 @@ class WeakAnswerFault(Fault):
 
     #: the operations it applies to (from the operation catalogue)
     operations: frozenset[str] = field(default=frozenset(), init=False, repr=False)
+    #: the one view asked for, named by the run's writes it misses (:mod:`labkit.faults.views`); None:
+    #: the engine's own search (the first view, newest first, that answers otherwise)
+    view: View | None = None
+
+    @property
+    def named(self) -> str:
+        """``stale-read``, or with its view: ``stale-read (index misses A1)`` (what the history shows)."""
+        return self.label if self.view is None else f"{self.label} ({self.view.text()})"
 
     def gives(self, operation: str, params: Mapping[str, Any] | None = None) -> bool:
         return operation in self.operations if params is None else self.refusal(operation, params) is None
@@ -130,14 +139,29 @@ class WeakAnswerFault(Fault):
 
 @dataclass(frozen=True)
 class StaleRead(WeakAnswerFault):
-    """An eventually consistent read answered as of before the most recent write to what it reads.
+    """An eventually consistent read answered as of before recent writes to what it reads.
 
     GetItem, BatchGetItem, Query, Scan without ``ConsistentRead=True`` (a GSI query always); the
-    reader's own write counts: eventually consistent reads do not promise read-your-writes.
+    reader's own write counts: eventually consistent reads do not promise read-your-writes. Without
+    a ``view`` the engine answers with the first view, newest first, that differs; with one
+    (``B3: stale-read (index misses A1)``, :mod:`labkit.faults.views`) exactly that view.
     """
 
     def __post_init__(self) -> None:
         self._named(WeakAnswer.STALE_READ, WEAK_ANSWER_OPERATIONS[WeakAnswer.STALE_READ])
+
+
+@dataclass(frozen=True)
+class TornRead(WeakAnswerFault):
+    """A BatchGetItem, Query or Scan beside another actor's TransactWriteItems that sees some of its writes.
+
+    DynamoDB's isolation table lists them as read-committed against transactions (whatever their
+    ``ConsistentRead``): never an uncommitted write, but one transaction's items may be read at
+    different moments. GetItem and TransactGetItems are serializable: never torn.
+    """
+
+    def __post_init__(self) -> None:
+        self._named(WeakAnswer.TORN_READ, WEAK_ANSWER_OPERATIONS[WeakAnswer.TORN_READ])
 
 
 @dataclass(frozen=True)
@@ -183,18 +207,27 @@ FAULT_NAMES: dict[str, Callable[[], Fault]] = {
     "internal-error-applied": lambda: ServerError(applied=True),
     "hold": Hold,
     WeakAnswer.STALE_READ: StaleRead,
+    WeakAnswer.TORN_READ: TornRead,
     WeakAnswer.UNPROCESSED_ITEMS: UnprocessedItems,
     WeakAnswer.SHORT_PAGE: ShortPage,
     TTL_DELETE: TtlDelete,
 }
 #: The weak answers the race lab places (they need labkit's embedded endpoint, profile ``labkit``).
-#: ``torn-read`` is the endpoint's and the fault rules' for now: the race lab places it once its
-#: reduction knows which transactions a torn read may split (issue 37, the race-lab side).
-WEAK_ANSWERS: tuple[str, ...] = (WeakAnswer.STALE_READ, WeakAnswer.UNPROCESSED_ITEMS, WeakAnswer.SHORT_PAGE)
+WEAK_ANSWERS: tuple[str, ...] = (
+    WeakAnswer.STALE_READ,
+    WeakAnswer.UNPROCESSED_ITEMS,
+    WeakAnswer.SHORT_PAGE,
+    WeakAnswer.TORN_READ,
+)
+#: The weak answers whose views the race lab names by the run's writes (``B3: stale-read (index misses A1)``).
+VIEWED: tuple[str, ...] = (WeakAnswer.STALE_READ, WeakAnswer.TORN_READ)
 #: What only labkit's embedded endpoint (profile ``labkit``) gives on purpose: the weak answers, the TTL deletion.
 EMBEDDED_ONLY: tuple[str, ...] = (*WEAK_ANSWERS, TTL_DELETE)
 #: ``B2: lose-response``; a thread an actor starts (a sub-actor) takes a ``#``: ``A.1#2: lose-response``.
-_SPEC = re.compile(r"^\s*(?P<actor>[^\s:#]+?)#?(?P<n>\d+)\s*:\s*(?P<name>[a-z-]+)(?:\((?P<arg>\d+)\))?\s*$")
+_SPEC = re.compile(
+    r"^\s*(?P<actor>[^\s:#]+?)#?(?P<n>\d+)\s*:\s*(?P<name>[a-z-]+)(?:\((?P<arg>\d+)\))?"
+    r"(?:\s+\((?P<view>[^()]*)\))?\s*$"
+)
 
 
 def call_point(actor: str, n: int) -> str:
@@ -239,6 +272,12 @@ def parse_faults(spec: FaultSpec | None, actors: Sequence[str]) -> dict[str, dic
                 raise ValidationError(
                     f"{text!r}: only transaction-conflict takes an argument (the 0-based action index)"
                 )
+            if match["view"] is not None:
+                if name not in VIEWED:
+                    raise ValidationError(f"{text!r}: only {' and '.join(VIEWED)} name a view in parentheses")
+                fault = FAULT_NAMES[name]()
+                assert isinstance(fault, StaleRead | TornRead)
+                fault = type(fault)(view=parse_view(match["view"], name))
             entries.append((match["actor"], int(match["n"]), fault))
     for actor, n, fault in entries:
         if actor not in actors:
@@ -248,7 +287,7 @@ def parse_faults(spec: FaultSpec | None, actors: Sequence[str]) -> dict[str, dic
             raise ValidationError(
                 f"fault on {actor}{n} is {fault!r}, not a labkit.faults.Fault "
                 "(LoseResponse(), Conflict(), Throttle(), ServerError(), Hold(), StaleRead(), UnprocessedItems(), "
-                "ShortPage(), TtlDelete())"
+                "ShortPage(), TornRead(), TtlDelete())"
             )
         if n in plan.setdefault(actor, {}):
             raise ValidationError(f"two faults on {actor}{n}; give each call at most one")

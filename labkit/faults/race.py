@@ -88,6 +88,11 @@ class FaultPlan:
         #: (data-dependent code makes another call there) is not given, and the call goes as it is
         self.where_possible = where_possible
         self.fired: list[tuple[str, int, str]] = []
+        #: turns a weak answer's view, named by the run's writes (``index misses A1``), into the engine's form
+        #: as the read goes out: (the fault, the read, every call of the run before it) -> the header, or None
+        #: when this order has not made those writes (set by the race lab: :class:`labkit.races.views.Resolver`)
+        self.resolver: Callable[[WeakAnswerFault, CallRecord, Sequence[CallRecord]], str | None] | None = None
+        self.records: list[CallRecord] = []  # the run's calls so far, in turn order (what a view is named by)
         self._calls: dict[str, int] = {}
         self._held: list[tuple[str, str]] = []  # (endpoint url, token) to release at close
         self._installed: list[tuple[Any, str, Callable[..., Any]]] = []
@@ -105,20 +110,28 @@ class FaultPlan:
 
     def mark(self, actor: str, context: dict[str, Any]) -> None:
         """Count ``actor``'s call; if a fault is planned on it, mark the call's request context."""
+        call = _record(context)
+        before = list(self.records)
+        if call is not None:
+            with self._lock:
+                self.records.append(call)
         if actor not in self.plan:
             return
         with self._lock:
             n = self._calls[actor] = self._calls.get(actor, 0) + 1
         fault = self.plan[actor].get(n)
-        call = _record(context)
         if fault is None:
             return
         possible = call is None or fault.gives(call.operation, call.params)
+        header = None
+        if possible and isinstance(fault, WeakAnswerFault) and fault.view is not None and call is not None:
+            header = None if self.resolver is None else self.resolver(fault, call, before)
+            possible = header is not None
         if self.where_possible and not possible:
-            return  # in this order the call is one DynamoDB never answers with it: not given
-        context[_FAULT] = (actor, n, fault)
+            return  # in this order the call is one DynamoDB never answers with it (that view): not given
+        context[_FAULT] = (actor, n, fault, header)
         if call is not None:
-            call.injected = fault.label
+            call.injected = fault.named if isinstance(fault, WeakAnswerFault) else fault.label
 
     def send(self, actor: str, client: Any, session: Any, request: Any) -> Any:
         """As botocore sends a marked call (its first attempt): the fault acts; else None."""
@@ -145,13 +158,15 @@ class FaultPlan:
             self._installed += [(events, "before-call.dynamodb", count), (events, "before-send.dynamodb", send)]
         return self
 
-    def _act(self, client: Any, session: Any, request: Any, actor: str, n: int, fault: Fault) -> Any:
+    def _act(
+        self, client: Any, session: Any, request: Any, actor: str, n: int, fault: Fault, header: str | None
+    ) -> Any:
         request.context.pop(_FAULT, None)  # once per call: a botocore retry goes through
         call = _record(request.context)
         operation = call.operation if call is not None else _target(request)
         params = _body(request)
         if isinstance(fault, WeakAnswerFault):
-            return self._weak(client, session, request, actor, n, fault, operation, params)
+            return self._weak(client, session, request, actor, n, fault, operation, params, header)
         if isinstance(fault, TtlDelete):
             return self._ttl_delete(session, request, actor, n, fault)
         self.fired.append((actor, n, fault.label))
@@ -186,18 +201,22 @@ class FaultPlan:
         fault: WeakAnswerFault,
         operation: str,
         params: Mapping[str, Any],
+        header: str | None = None,
     ) -> Any:
         """The real request with the weak-answer directive; the endpoint's echo goes into the history."""
         reason = fault.refusal(operation, params)
+        if reason is None and fault.view is not None and header is None:
+            lab = "" if self.resolver is not None else " (views are named by run_interleaving and explore)"
+            reason = f"in this order the view names writes the run has not made, or none this {operation} reads{lab}"
         if reason is not None:
             error = ValidationError(
-                f"{fault.label} on {call_point(actor, n)}: {reason}. Nothing was sent: move the fault to such a call"
+                f"{fault.named} on {call_point(actor, n)}: {reason}. Nothing was sent: move the fault to such a call"
             )
             if session is not None:
                 session.refuse(error)  # ends the run (raises)
             raise error
         self.fired.append((actor, n, fault.label))
-        request.headers[WEAK_ANSWER_HEADER] = fault.label
+        request.headers[WEAK_ANSWER_HEADER] = header or fault.label
         try:
             answer = _send(client, request)
         finally:
@@ -220,7 +239,7 @@ class FaultPlan:
             raise unseen
         call = _record(request.context)
         if call is not None and echo and echo.startswith(WEAK_ANSWER_NONE):  # it could not differ
-            call.injected = f"{fault.label} ({echo})"
+            call.injected = f"{fault.named} ({echo})"
         return answer
 
     def _ttl_delete(self, session: Any, request: Any, actor: str, n: int, fault: TtlDelete) -> None:

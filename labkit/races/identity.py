@@ -115,6 +115,7 @@ class KeySchemas:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
         self.known: dict[tuple[str | None, str], KeyNames] = {}
+        self.local: dict[tuple[str | None, str], frozenset[str]] = {}  # each table's local secondary indexes
         self.asked = 0
         self._clients: dict[str | None, Any] = {}
         self._lock = threading.Lock()
@@ -140,15 +141,24 @@ class KeySchemas:
             self.asked += 1
             try:
                 with bound(None):
-                    schema = self._client(region).describe_table(TableName=table)["Table"]["KeySchema"]
+                    described = self._client(region).describe_table(TableName=table)["Table"]
+                schema = described["KeySchema"]
+                local = frozenset(i["IndexName"] for i in described.get("LocalSecondaryIndexes") or ())
             except Exception:  # noqa: BLE001  # no such table, no permission: the whole table, asked again later
                 return None
             names = {k["KeyType"]: k["AttributeName"] for k in schema}
             if "HASH" not in names:
                 return None
             found = (names["HASH"], names.get("RANGE"))
+            self.local[(region, table)] = local
             self.known[(region, table)] = found
             return found
+
+    def global_index(self, region: str | None, table: str, index: str) -> bool:
+        """Is ``index`` not one of the table's local secondary indexes (a global one, for a read that names it)?"""
+        if self(region, table) is None:
+            return False
+        return index not in self.local.get((region, table), frozenset())
 
 
 SchemaOf = Callable[[str], "KeyNames | None"]

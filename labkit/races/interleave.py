@@ -289,10 +289,15 @@ def run_interleaving(
     names = [*actors, *dict.fromkeys(s for s in steps if s not in actors)]  # sub-actors the order names
     plan = plan_for(faults, steps, names)  # checked before any client exists
     need_weak_answers(conn, plan.embedded_labels())
-    if "stale-read" in plan.weak_labels():  # as explore's runs do: a stale read undoes this run's writes only
+    if {"stale-read", "torn-read"} & set(plan.weak_labels()):  # as explore's: it undoes this run's writes only
         settle_images(conn)
+    stage = Stage.of(actors, conn, plan)
+    if stage.schemas is not None:
+        from .views import Resolver  # a view named by the run's writes (``B3: stale-read (misses A1)``)
+
+        plan.resolver = Resolver(stage.schemas)
     try:
-        return run_gated(actors, steps, Stage.of(actors, conn, plan), timeout, strict)
+        return run_gated(actors, steps, stage, timeout, strict)
     finally:
         plan.close()
 

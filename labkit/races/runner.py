@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 from ..errors import RaceError
 from ..faults import FaultPlan, parse_faults
 from ..faults.control import settle_images
-from ..faults.kinds import StaleRead
+from ..faults.kinds import VIEWED, StaleRead, TornRead
+from ..faults.views import BEHIND
 from ..intercept import CallRecord
-from ..operations import Op, WeakAnswer, tables_of
+from ..operations import WEAK_ANSWER_NONE, Op, WeakAnswer, tables_of
 from .anomalies import Anomaly, find
 from .calls import BudgetSpent, Call, Coverage, Scheduler, Trace, nondeterministic, nondeterministic_turn
 from .choosers import Chooser, OrderChooser
@@ -33,6 +34,7 @@ from .identity import Access, KeySchemas
 from .interleave import Crew, Interleaving, Stage, run_gated
 from .scenarios import Scenarios
 from .tasks import BLOCKED, DONE, QUEUED, Task
+from .views import TORN_READ_ACCESS, Resolver, torn_write
 
 if TYPE_CHECKING:
     from ..backend import Connection
@@ -46,6 +48,9 @@ STALE_GROUP = Access("\0stale-read", None, None, True)
 def _stale_tables(operation: str, params: Mapping[str, Any]) -> set[str]:
     """The tables a stale read's answer depends on the order of writes to (none for a GetItem: one key)."""
     return set() if operation == Op.GET_ITEM else set(tables_of(operation, params))
+
+
+_TORN = TornRead()
 
 
 class Violation(Exception):
@@ -150,8 +155,11 @@ class Runner:
         self.stale = False  # the scenario holds a stale read: each run starts from settled images
         self.scenarios: Scenarios | None = None  # where a run without faults offers its call points
         self.widen: frozenset[str] = frozenset()  # tables whose writes all conflict (a stale read reads them)
+        self.torn: frozenset[tuple[str, int]] = frozenset()  # the calls a torn read lands on (actor, call number)
+        self.torn_any = False  # a run without a fault where torn-read is asked for: every read it may land on
         self.stage = lab or Stage.of(actors, conn)
         self.schemas = self.stage.schemas or KeySchemas(conn)  # one DescribeTable per table: keys and reduction
+        self.resolver = Resolver(self.schemas)  # a weak answer's view named by the run's writes -> the engine's form
         self._crew: Crew | None = None
         self._calls: dict[int, Call] = {}
         self.allow = allow  # the anomalies a test accepts (explore's allow=[...])
@@ -162,9 +170,19 @@ class Runner:
         self.faults = tuple(faults)
         self.seen = {}
         self.stale, self.widen = self._stale_reads(self.faults)
+        self.torn = frozenset(
+            (actor, n)
+            for actor, calls in parse_faults(list(self.faults), self.names).items()
+            for n, fault in calls.items()
+            if isinstance(fault, TornRead)
+        )
+        # the runs without a fault offer the torn views: which reads ran while a transaction may have been in
+        # flight must be explored there too, or a torn view is never offered (the differential found it)
+        self.torn_any = not self.faults and self.scenarios is not None and WeakAnswer.TORN_READ in self.scenarios.faults
 
     def _stale_reads(self, faults: tuple[str, ...]) -> tuple[bool, frozenset[str]]:
-        """Does the scenario hold a stale read; the tables its solo call reads (a first guess, grown per run).
+        """Does the scenario hold a stale or torn read; the tables a stale read's solo call reads (a first guess,
+        grown per run) when its view is a prefix of the writes to what it reads (plain, or ``behind N``).
 
         A stale Query, Scan or BatchGetItem answers as of before the most recent commit to *any*
         item it reads (one snapshot, over every table a BatchGetItem names), so the order of
@@ -173,13 +191,17 @@ class Runner:
         own key's writes, which conflict already. Which call the fault lands on is known only
         when it runs (an actor's n-th call may be a GetItem alone and a Scan in another order):
         the solo run's call is the first guess, and :meth:`run` widens from the call really made.
+        A view named by the run's writes (``misses A1``, ``index misses A1``, a torn read's) needs no
+        widening: the writes it names, and every later write to their items, meet the read already.
         """
         stale, tables = False, set()
         for actor, calls in parse_faults(list(faults), self.names).items():
             for n, fault in calls.items():
-                if not isinstance(fault, StaleRead):
+                if not isinstance(fault, StaleRead | TornRead):
                     continue
                 stale = True
+                if isinstance(fault, TornRead) or (fault.view is not None and fault.view.kind != BEHIND):
+                    continue
                 solo = self.points.get(actor, [])
                 if n <= len(solo):
                     tables.update(_stale_tables(*solo[n - 1]))
@@ -189,7 +211,9 @@ class Runner:
         """Add the tables this run's stale read really read; True when that widened the scenario."""
         read: set[str] = set()
         for _, record, _ in res.steps:
-            if (record.injected or "").startswith(WeakAnswer.STALE_READ):
+            label = record.injected or ""
+            rest = label.removeprefix(WeakAnswer.STALE_READ)
+            if rest != label and (not rest or rest.startswith((f" ({BEHIND} ", f" ({WEAK_ANSWER_NONE}"))):
                 read.update(_stale_tables(record.operation, record.params))
         if read <= self.widen:
             return False
@@ -231,8 +255,12 @@ class Runner:
         )
         res, trace = self._run(chooser, self.faults)
         if not self.faults and self.scenarios is not None:
+            viewed = [f for f in self.scenarios.faults if f in VIEWED]
+            before: list[CallRecord] = []
             for name, record, _ in res.steps:
-                self.scenarios.offer(name, record.seq + 1, record.operation, record.params)
+                views = {f: self.resolver.views_at(f, record, before) for f in viewed}
+                self.scenarios.offer(name, record.seq + 1, record.operation, record.params, views)
+                before.append(record)
         if self.stale and self._widen_from(res):
             trace = replace(self.trace(res), widened=True)
         self._check_deterministic(trace)
@@ -260,6 +288,8 @@ class Runner:
             settle_images(self.conn)
         self.runs += 1
         plan = FaultPlan(parse_faults(list(faults), self.names), where_possible=True) if faults else None
+        if plan is not None:
+            plan.resolver = self.resolver
         if self._crew is None:
             self._crew = Crew(self.actors)
         try:
@@ -288,19 +318,32 @@ class Runner:
         """The run's calls in turn order, each turn with the calls of the tasks that waited at it."""
         calls: list[Call] = []
         enabled: list[dict[str, Call]] = []
+        last: dict[str, str] = {}  # each task's latest call so far: a torn read's transaction may be in flight
         for name, record, waiting in res.steps:
-            calls.append(self._call(record))
-            enabled.append({n: self._call(r) for n, r in waiting.items()} if waiting is not None else {})
+            calls.append(self._call(record, last))
+            enabled.append({n: self._call(r, last) for n, r in waiting.items()} if waiting is not None else {})
+            last[record.actor] = record.operation
             del name
         self._calls.clear()
         return Trace(calls, enabled, tuple(c.actor for c in calls))
 
-    def _call(self, record: CallRecord) -> Call:
+    def _call(self, record: CallRecord, last: Mapping[str, str]) -> Call:
         found = self._calls.get(id(record))
         if found is None:
             found = Call.of(record, self.schemas)
             if self.widen and any(a.write and a.table in self.widen for a in found.touches):
                 found = replace(found, touches=found.touches | {STALE_GROUP})
+            if self.torn or self.torn_any:
+                # the torn read, and the call that ends its actor's transaction's time in flight: their order decides
+                extra: set[Access] = set()
+                if (record.actor, record.seq + 1) in self.torn or (
+                    self.torn_any and _TORN.gives(record.operation, record.params)
+                ):
+                    extra.add(TORN_READ_ACCESS)
+                if last.get(record.actor) == Op.TRANSACT_WRITE_ITEMS:
+                    extra.add(torn_write(record.actor))
+                if extra:
+                    found = replace(found, touches=found.touches | extra)
             self._calls[id(record)] = found
         return found
 

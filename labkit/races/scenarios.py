@@ -10,8 +10,11 @@ applied by DynamoDB and its answer lost. The first call points come from each ac
 batches, ``short-page`` Query and Scan; ``ttl-delete`` (DynamoDB's TTL process deletes the expired items
 just before the call) meets any call — each judged in each order from the call really made there
 (data-dependent code makes other calls in other orders), with the call points every run without a
-fault reaches (:class:`Scenarios`). One fault per run: the calls a fault adds (an actor's
-retry, the next page) are gated and ordered like any other, but carry no second fault.
+fault reaches (:class:`Scenarios`). A stale or torn read is placed once per *view* a run without a
+fault shows can change its answer (:mod:`labkit.races.views`: ``B3: stale-read (index misses A1)``,
+``B2: torn-read (misses A1[0])``, the latter only beside another actor's transaction). One fault
+per run: the calls a fault adds (an actor's retry, the next page) are gated and ordered like any
+other, but carry no second fault.
 ``faults="all"`` is every kind explore places (:data:`EXPLORE_FAULTS`) — on a backend other than
 labkit's embedded endpoint, every kind but the weak answers and ``ttl-delete``, which only that endpoint
 gives.
@@ -25,11 +28,15 @@ from typing import Any
 from ..errors import ValidationError
 from ..faults import FAULT_NAMES
 from ..faults.kinds import EMBEDDED_ONLY, call_point
+from ..faults.views import View
+from ..operations import WeakAnswer
 
 #: The faults explore places at every call point (``hold`` needs two turns of one transaction).
 EXPLORE_FAULTS = tuple(name for name in FAULT_NAMES if name != "hold")
 #: ``faults="all"``.
 ALL = "all"
+#: Placed only with a view a run names (another actor's transaction beside the read): never at a solo call point.
+VIEWS_ONLY = (WeakAnswer.TORN_READ,)
 
 Scenario = tuple[str, ...]
 #: A call point as the solo run saw it: the operation, or (operation, the request's parameters).
@@ -71,7 +78,7 @@ def fault_scenarios(operations: Mapping[str, Sequence[Point]], faults: Sequence[
         for n, point in enumerate(operations[actor], start=1):
             operation, params = (point, None) if isinstance(point, str) else point
             for fault in faults:
-                if can_give(fault, operation, params):
+                if fault not in VIEWS_ONLY and can_give(fault, operation, params):
                     scenarios.append((f"{call_point(actor, n)}: {fault}",))
     return scenarios
 
@@ -91,13 +98,24 @@ class Scenarios(list[Scenario]):
         self.faults = tuple(faults)
         self._known = set(first)
 
-    def offer(self, actor: str, n: int, operation: str, params: Mapping[str, Any]) -> None:
-        """Actor's n-th call (1-based) was ``operation``: a scenario for each fault DynamoDB can give it."""
+    def offer(
+        self,
+        actor: str,
+        n: int,
+        operation: str,
+        params: Mapping[str, Any],
+        views: Mapping[str, Sequence[View]] | None = None,
+    ) -> None:
+        """Actor's n-th call (1-based) was ``operation``: a scenario for each fault DynamoDB can give it,
+        and one for each of the ``views`` of a weak answer the run showed there (:mod:`labkit.races.views`)."""
         for fault in self.faults:
-            scenario = (f"{call_point(actor, n)}: {fault}",)
-            if scenario not in self._known and can_give(fault, operation, params):
-                self._known.add(scenario)
-                self.append(scenario)
+            point = f"{call_point(actor, n)}: {fault}"
+            placed = [(point,)] if fault not in VIEWS_ONLY else []
+            placed += [(f"{point} ({view.text()})",) for view in (views or {}).get(fault, ())]
+            for scenario in placed:
+                if scenario not in self._known and can_give(fault, operation, params):
+                    self._known.add(scenario)
+                    self.append(scenario)
 
 
 def describe(scenarios: Sequence[Scenario], faults: Sequence[str]) -> str:
@@ -113,6 +131,7 @@ __all__ = [
     "Point",
     "Scenario",
     "Scenarios",
+    "VIEWS_ONLY",
     "can_give",
     "check_fault_names",
     "describe",

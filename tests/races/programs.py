@@ -11,8 +11,10 @@ transaction or batch". What the calls cover:
   spellings — and the binary keys as ``bytes`` or as text (botocore sends a text B value as its
   UTF-8 bytes);
 * GetItem, a PutItem computed from what the actor read, UpdateItem SET and ADD, DeleteItem, a
-  conditional PutItem, TransactWriteItems (an Update and a ConditionCheck on either table),
-  Query on a partition and on the GSI, Scan, BatchGetItem and BatchWriteItem over both tables,
+  conditional PutItem, TransactWriteItems (an Update and a ConditionCheck on either table; or a Put
+  of two main-table items, moving them between the GSI's groups: what a torn read splits),
+  Query on a partition and on the GSI, Scan of the table and of the GSI (each GSI entry lags on its
+  own: the multi-write stale views), BatchGetItem and BatchWriteItem over both tables,
   PartiQL SELECT/UPDATE with the full key;
 * reads whose answer decides the next operation (``branch``: a Scan when the item it read holds
   ``n > 0``, else a GetItem of another item; ``upsert``: an update if the read found the item,
@@ -82,9 +84,11 @@ KINDS: tuple[str, ...] = (
     "delete",
     "cond_put",
     "transact",
+    "transact_pair",
     "query",
     "query_gsi",
     "scan",
+    "scan_gsi",
     "batch_get",
     "batch_write",
     "partiql_get",
@@ -232,12 +236,13 @@ class World:
 
 
 def fired(res: Interleaving) -> tuple[tuple[str, int, str], ...]:
-    """The fault that fired in a run (actor, call number, kind), or () — what outcomes are compared per."""
+    """The fault that fired in a run (actor, call number, kind with its view: ``stale-read (index misses A1)``),
+    or () — what outcomes are compared per (a view the engine could not give, ``(none; ...)``, is its kind's)."""
     out = []
     for record in res.records:
         label = str(record.get("injected") or "")
         if label:
-            out.append((str(record.get("actor")), int(record.get("seq") or 0) + 1, label.split(" (")[0]))
+            out.append((str(record.get("actor")), int(record.get("seq") or 0) + 1, label.split(" (none")[0]))
     return tuple(sorted(out))
 
 
@@ -407,6 +412,17 @@ class Ctx:
                 ]
             )
             return "committed"
+        if kind == "transact_pair":  # two main-table items put together (n and grp from value): torn-read splits them
+            second = (step.item + 1) % ITEMS
+            client.transact_write_items(
+                TransactItems=[
+                    {"Put": {"TableName": self.table, "Item": self.item(i, step.value + j, who, step.spell)}}
+                    for j, i in enumerate((step.item, second))
+                ]
+            )
+            return "committed"
+        if kind == "scan_gsi":  # always eventually consistent
+            return self._n(client.scan(TableName=self.table, IndexName=GSI)["Items"])
         if kind == "query":
             if tb == 1:  # the second table is hash-only: a Query names one item
                 names, part = {"#h": SECOND.hash}, key[SECOND.hash]

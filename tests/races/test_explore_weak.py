@@ -20,7 +20,7 @@ from botocore.exceptions import ClientError
 from labkit.backend import Connection
 from labkit.embedded import DYNAMODB_LOCAL, start_endpoint
 from labkit.errors import ConfigurationError, ValidationError
-from labkit.faults import ShortPage, StaleRead, UnprocessedItems
+from labkit.faults import ShortPage, StaleRead, TornRead, UnprocessedItems
 from labkit.faults.control import control, settle_images
 from labkit.faults.kinds import EMBEDDED_ONLY, WEAK_ANSWERS
 from labkit.operations import Op
@@ -111,8 +111,10 @@ def test_check_fault_names__all__every_kind_and_the_weak_answers_only_on_the_emb
 
 def test_refusal__each_kind__says_what_it_meets() -> None:
     """The fault classes name their labels and refuse the calls DynamoDB never answers that way."""
-    assert [StaleRead().label, UnprocessedItems().label, ShortPage().label] == list(WEAK_ANSWERS)
+    assert [StaleRead().label, UnprocessedItems().label, ShortPage().label, TornRead().label] == list(WEAK_ANSWERS)
     assert StaleRead().refusal("GetItem", {"ConsistentRead": True}) is not None
+    assert TornRead().refusal("GetItem", {}) is not None  # serializable: never torn
+    assert TornRead().refusal("Scan", {"ConsistentRead": True}) is None  # read-committed, whatever ConsistentRead
     assert StaleRead().refusal("TransactGetItems", {}) is not None
     assert UnprocessedItems().refusal("PutItem", {}) is not None
     assert ShortPage().refusal("GetItem", {}) is not None
