@@ -40,7 +40,7 @@ def _interrupt(*_: object) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .embedded import LABKIT, start_endpoint
+    from .embedded import LABKIT, regions_line, start_endpoint
 
     rules = None
     if args.faults:  # checked before anything listens
@@ -54,6 +54,7 @@ def _serve(args: argparse.Namespace) -> int:
     endpoint = start_endpoint(args.port, profile=args.profile, faults=rules, data=data)
     print(f"labkit: embedded DynamoDB endpoint listening on {endpoint.url} (127.0.0.1 only, profile {args.profile})")
     print(f"  tables kept in {data} across restarts" if data else "  tables in memory only (--data DIR keeps them)")
+    print(regions_line(endpoint.engine))
     print(f"  try it: {aws_cli_line(endpoint.url)}")
     print(f"  notebooks/kernels: export {ENV_EMBEDDED_URL}={endpoint.url}")
     print("  Ctrl-C to stop", flush=True)

@@ -33,6 +33,8 @@ SDK_ATTEMPTS: Final = 3
 CLOCK_REAL: Final = "real"
 CLOCK_FROZEN: Final = "frozen"
 CLOCK_MODES: Final = (CLOCK_REAL, CLOCK_FROZEN)
+#: The answer header naming the replication deliveries a request made (global tables: ``"7,8"``, their ids).
+REPLICATIONS_HEADER: Final = "X-Labkit-Replications"
 #: How long DynamoDB remembers a ClientRequestToken.
 CLIENT_REQUEST_TOKEN_TTL_SECONDS: Final = 600
 #: Longest ClientRequestToken DynamoDB accepts.

@@ -16,13 +16,14 @@ Profiles:
     * control operations (``X-Amz-Target: Labkit.<name>``): ``SetFaults``, ``GetFaults``,
       ``HoldTransaction``, ``ReleaseTransaction`` (the injector's, :func:`labkit.faults.fault_controls`)
       ``AdvanceClock`` and ``SetClock`` (the engine's clock: :func:`advance_clock`, :func:`set_clock`),
-      ``ExpireItems`` and ``DescribeExpiry`` (DynamoDB's TTL process, run when the lab says: :func:`expire_items`);
+      ``ExpireItems`` and ``DescribeExpiry`` (DynamoDB's TTL process, run when the lab says: :func:`expire_items`),
+      ``ListReplications``, ``DeliverReplications`` and ``SetReplicationLag`` (global tables' deliveries);
     * weak answers (:mod:`labkit.endpoint.weak`): an image history, and the
       ``X-Labkit-Weak-Answer`` request header answered (stale-read, unprocessed-items, short-page).
 ``dynamodb-local``
     the engine alone, as DynamoDB Local behaves: no throttle, no fault injector, no weak answers
-    (the header is a 400), and ``Labkit.*`` answered as DynamoDB answers an unknown operation
-    (``UnknownOperationException``).
+    (the header is a 400), no global tables (ReplicaUpdates refused), and ``Labkit.*`` answered as
+    DynamoDB answers an unknown operation (``UnknownOperationException``).
 
 Every endpoint listens on 127.0.0.1 only (:class:`labkit.endpoint.EmbeddedEndpoint`).
 """
@@ -141,6 +142,84 @@ def describe_expiry(engine: DynamoEngine, params: dict[str, Any]) -> tuple[int, 
     return 200, {"Epoch": engine.epoch(), "Expired": expired}
 
 
+def list_replications(engine: DynamoEngine, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """``Labkit.ListReplications {}``: the pending replication deliveries of global tables, oldest first: each
+    write of an item, on its way from the region that took it to one other replica (decision 182)."""
+    unknown = sorted(params)
+    if unknown:
+        return _fault(ClientFault("ValidationException", f"{Op.LIST_REPLICATIONS}: takes no parameters, not {unknown}"))
+    with engine.lock:
+        replication = engine.store.replication
+        pending = [d.describe() for d in sorted(replication.pending.values(), key=lambda d: d.id)]
+        return 200, {"Pending": pending, "Lag": replication.lag, "Now": engine.epoch()}
+
+
+def deliver_replications(engine: DynamoEngine, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """``Labkit.DeliverReplications {"Ids": [n, ...]} | {"All": true}``: deliver those pending deliveries, in
+    that order (All: every one, oldest first); answers each one's outcome: ``applied``, ``superseded`` (last
+    writer wins: the target holds a later write) or ``acknowledged`` (MRSC: applied when written)."""
+    try:
+        unknown = sorted(set(params) - {"Ids", "All"})
+        if unknown:
+            raise ValidationError(f"unknown field(s) {', '.join(unknown)}; it takes Ids or All")
+        ids, every = params.get("Ids"), params.get("All")
+        if (ids is None) == (every is None):
+            raise ValidationError('give either Ids (a list of pending delivery ids) or "All": true')
+        if every is not None and every is not True:
+            raise ValidationError(f"All must be true, not {every!r}")
+        if ids is not None and (
+            not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids)
+        ):
+            raise ValidationError(f"Ids must be a list of pending delivery ids (integers), not {ids!r}")
+        with engine.lock:
+            replication = engine.store.replication
+            delivered = replication.deliver(sorted(replication.pending) if every else list(ids or ()))
+    except ValidationError as exc:
+        return _invalid(Op.DELIVER_REPLICATIONS, exc)
+    except ClientFault as fault:
+        return _fault(fault)
+    return 200, {"Delivered": delivered}
+
+
+def set_replication_lag(engine: DynamoEngine, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """``Labkit.SetReplicationLag {"Seconds": n | null}``: later writes are delivered at the first request once
+    the engine's clock passes their write time plus ``n`` seconds (null: only when DeliverReplications asks).
+    Answers the lag it had (``Previous``)."""
+    try:
+        unknown = sorted(set(params) - {"Seconds"})
+        if unknown or "Seconds" not in params:
+            raise ValidationError("it takes Seconds: a number >= 0, or null (deliver only when asked)")
+        seconds = params["Seconds"]
+        lag = None if seconds is None else check_non_negative("Seconds", seconds)
+    except ValidationError as exc:
+        return _invalid(Op.SET_REPLICATION_LAG, exc)
+    with engine.lock:
+        replication = engine.store.replication
+        previous, replication.lag = replication.lag, lag
+    return 200, {"Seconds": lag, "Previous": previous}
+
+
+def regions_line(engine: DynamoEngine) -> str:
+    """What ``labkit serve`` says of regions: every region is served (a request's is its credential scope);
+    the regions that hold tables, global tables and deliveries pending (with ``--data``: as restored)."""
+    with engine.lock:
+        store, replication = engine.store, engine.store.replication
+        held = {region: len(store.table_names(account, region)) for account, region in store.accounts()}
+        held = {region: count for region, count in sorted(held.items()) if count}
+        global_tables = len(replication.groups)
+        waiting = len(replication.pending)
+        offered = replication.offered
+    tables = ", ".join(f"{region} ({count})" for region, count in held.items()) or "none yet"
+    line = f"  regions: every region a client names (its credential scope); tables in: {tables}"
+    if not offered:
+        return line + "; no global tables (as DynamoDB Local)"
+    lag = "only when asked" if replication.lag is None else f"{replication.lag:g} s after each write"
+    return (
+        line + f"; global tables: {global_tables}, deliveries pending: {waiting} (made {lag}; "
+        f"{Op.LIST_REPLICATIONS}, {Op.DELIVER_REPLICATIONS})"
+    )
+
+
 def labkit_controls(injector: FaultInjector) -> dict[str, Control]:
     """The ``Labkit.*`` control operations of the ``labkit`` profile, by ``X-Amz-Target``."""
     return {
@@ -150,6 +229,9 @@ def labkit_controls(injector: FaultInjector) -> dict[str, Control]:
         Op.EXPIRE_ITEMS: expire_items,
         Op.DESCRIBE_EXPIRY: describe_expiry,
         Op.SET_CLOCK: set_clock,
+        Op.LIST_REPLICATIONS: list_replications,
+        Op.DELIVER_REPLICATIONS: deliver_replications,
+        Op.SET_REPLICATION_LAG: set_replication_lag,
     }
 
 
@@ -172,7 +254,9 @@ def build_engine(
                 f"fault rules need the {LABKIT!r} profile: the {DYNAMODB_LOCAL!r} profile has no fault "
                 f"injector (drop --faults, or use --profile {LABKIT})"
             )
-        return DynamoEngine(clock, data=data)
+        engine = DynamoEngine(clock, data=data)
+        engine.store.replication.offered = False  # DynamoDB Local has no global tables (decision 185)
+        return engine
     injector = FaultInjector(faults)
     engine = DynamoEngine(clock, controls=labkit_controls(injector), data=data, weak_answers=True)
     # The hooks, in the order the engine calls them: throttling is decided before faults.
@@ -285,6 +369,7 @@ __all__ = [
     "describe_expiry",
     "expire_items",
     "labkit_controls",
+    "regions_line",
     "reserve_shared_endpoint",
     "set_clock",
     "shared_endpoint",

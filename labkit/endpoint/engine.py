@@ -88,6 +88,7 @@ class DynamoEngine:
         from .store.moto_store import MotoStore  # moto takes ~0.3 s to import: only when an engine is built
 
         self.store: MotoStore = MotoStore(data)
+        self.store.replication.clock = self.epoch
         self.tokens = TokenMemory(self.now)
         self._generation = 0
         self._hooks: list[Hook] = list(hooks)
@@ -236,8 +237,8 @@ class DynamoEngine:
             return self._control(control, body)
         try:
             request = decode(headers, body, self.store.account_of)
-            with self.lock:
-                return self._handle(request)
+            with self.lock:  # global tables: the deliveries it made named in its answer
+                return self.store.replication.answering(lambda: self._handle(request))
         except ClientFault as fault:
             if fault.code == "UnknownOperationException" and self._controls:
                 fault.message += f"; this endpoint also answers {', '.join(sorted(self._controls))}"
@@ -259,6 +260,7 @@ class DynamoEngine:
         schema_of = self.store.schema_of(account, region)
         steps = steps_of(request.operation) if request.service == DYNAMODB else NO_STEPS
         plan = validate(request, schema_of, steps.check)
+        self.store.replication.before(account, region, plan.writes)  # global tables: deliveries due, conflicts
         kind_asked = weak.asked(request)
         kind = None if kind_asked is None else weak.check(kind_asked, request, self.history is not None)
         if steps.execute is not None:  # PartiQL: run as data-plane requests

@@ -95,14 +95,17 @@ from .control import (
     LabClock,
     advance_clock,
     control,
+    deliver_replications,
     describe_expiry,
     endpoint_fault_log,
     endpoint_faults,
     expire_items,
     lab_clock,
     lab_epoch,
+    replications,
     set_endpoint_faults,
     set_lab_clock,
+    set_replication_lag,
 )
 from .injector import FaultInjector, fault_controls
 from .kinds import (
@@ -159,6 +162,7 @@ __all__ = [
     "canned_response",
     "conflict_reasons",
     "control",
+    "deliver_replications",
     "describe_expiry",
     "endpoint_fault_log",
     "endpoint_faults",
@@ -172,6 +176,8 @@ __all__ = [
     "parse_faults",
     "plan_for",
     "rejection",
+    "replications",
     "set_endpoint_faults",
     "set_lab_clock",
+    "set_replication_lag",
 ]

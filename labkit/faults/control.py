@@ -159,6 +159,36 @@ def describe_expiry(conn: Connection, table: str | None = None) -> dict[str, Any
     return control(_ttl_endpoint(conn), Op.DESCRIBE_EXPIRY, {} if table is None else {"TableName": table})
 
 
+def _replication_endpoint(conn: Connection) -> str:
+    return _endpoint(
+        conn,
+        "global tables' deliveries made when the lab says need",
+        ": on AWS DynamoDB replicates in its own time (typically within a second), and DynamoDB Local has no "
+        "global tables",
+    )
+
+
+def replications(conn: Connection) -> list[dict[str, Any]]:
+    """``Labkit.ListReplications``: the global tables' pending deliveries, oldest first (``Id``, ``TableName``,
+    ``Key``, ``From``, ``To``, ``WriteTime``, ``Due``, ...; docs/reference.md)."""
+    return list(control(_replication_endpoint(conn), Op.LIST_REPLICATIONS, {})["Pending"])
+
+
+def deliver_replications(conn: Connection, ids: Sequence[int] | None = None) -> list[dict[str, Any]]:
+    """``Labkit.DeliverReplications``: make these pending deliveries in this order (None: every one, oldest
+    first); each one's ``Outcome``: ``applied``, ``superseded`` (last writer wins) or ``acknowledged`` (MRSC)."""
+    payload: dict[str, Any] = {"All": True} if ids is None else {"Ids": list(ids)}
+    return list(control(_replication_endpoint(conn), Op.DELIVER_REPLICATIONS, payload)["Delivered"])
+
+
+def set_replication_lag(conn: Connection, seconds: float | None) -> float | None:
+    """``Labkit.SetReplicationLag``: later writes are delivered at the first request once the lab's clock passes
+    their write time plus ``seconds`` (0: at once, as if synchronous; None: only :func:`deliver_replications`);
+    returns the lag it had."""
+    previous = control(_replication_endpoint(conn), Op.SET_REPLICATION_LAG, {"Seconds": seconds})["Previous"]
+    return None if previous is None else float(previous)
+
+
 def lab_epoch(conn: Connection) -> float:
     """The lab's time as Unix epoch seconds: what the embedded endpoint's TTL compares an item's TTL with
     (the wall clock when it started, plus its clock since, ``Labkit.AdvanceClock`` included)."""

@@ -111,6 +111,9 @@ class Op(StrEnum):
     SETTLE_IMAGES = "Labkit.SettleImages"
     EXPIRE_ITEMS = "Labkit.ExpireItems"
     DESCRIBE_EXPIRY = "Labkit.DescribeExpiry"
+    LIST_REPLICATIONS = "Labkit.ListReplications"
+    DELIVER_REPLICATIONS = "Labkit.DeliverReplications"
+    SET_REPLICATION_LAG = "Labkit.SetReplicationLag"
 
     def __repr__(self) -> str:  # an Op is its name, in messages too: f"{op!r}" is 'GetItem'
         return repr(self.value)
@@ -302,6 +305,9 @@ _RECORDS: tuple[Operation, ...] = (
             Op.SETTLE_IMAGES,
             Op.EXPIRE_ITEMS,
             Op.DESCRIBE_EXPIRY,
+            Op.LIST_REPLICATIONS,
+            Op.DELIVER_REPLICATIONS,
+            Op.SET_REPLICATION_LAG,
         )
     ),
 )

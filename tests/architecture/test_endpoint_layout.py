@@ -51,8 +51,8 @@ def test_operations__every_data_plane_and_partiql_operation_has_a_module() -> No
 
 
 def test_operations__an_operation_without_a_module_or_record__adds_no_step() -> None:
-    """DescribeTable (in the catalogue, no module) and an unknown name are served by moto's dispatch as they are."""
-    assert steps_of("DescribeTable") is NO_STEPS
+    """DescribeLimits (in the catalogue, no module) and an unknown name are served by moto's dispatch as they are."""
+    assert steps_of("DescribeLimits") is NO_STEPS
     assert steps_of("NoSuchOperation") is NO_STEPS
     assert module_name("BatchGetItem") == "batch_get_item"
 

@@ -124,6 +124,15 @@ def test_serve__banner_command__lists_tables_on_a_machine_with_no_aws_configurat
     assert (done.returncode, json.loads(done.stdout or "{}").get("TableNames")) == (0, []), done.stderr
 
 
+def test_serve__banner__lists_the_regions(served: Served, served_like_local: Served) -> None:
+    """`labkit serve` says every region is served (a client's region_name picks one) and what it holds; the
+    dynamodb-local profile says it has no global tables."""
+    [line] = [text for text in served.banner if "regions: " in text]
+    assert "every region a client names" in line and "global tables: 0, deliveries pending: 0" in line
+    [local] = [text for text in served_like_local.banner if "regions: " in text]
+    assert local.endswith("no global tables (as DynamoDB Local)")
+
+
 def test_serve__default_profile__answers_labkit_controls(served: Served) -> None:
     """`labkit serve` is the labkit profile: Labkit.GetFaults answers with the (empty) rules."""
     port = served.port

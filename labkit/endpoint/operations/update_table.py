@@ -1,17 +1,29 @@
 """UpdateTable: DynamoDB's billing-mode rules, against the table's current mode, and its rules for
 GlobalSecondaryIndexUpdates (a new index's keys defined, a deleted or updated index existing),
 checked before moto updates the table (API reference: UpdateTable). AttributeDefinitions given
-for a new index are added to the table's (moto would replace them)."""
+for a new index are added to the table's (moto would replace them).
+
+Global tables version 2019.11.21 (moto has none): ``ReplicaUpdates`` (Create, Delete, Update),
+``MultiRegionConsistency`` and ``GlobalTableWitnessUpdates`` are answered here, by the store's
+replication (:mod:`labkit.endpoint.store.replication`), with the rules the API reference and the
+global tables pages state (quoted in ``tests/endpoint/test_global_tables.py``); decisions 180-185."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ...operations import DYNAMODB_TARGET, Op
 from ..errors import ClientFault, invalid
+from ..store.arns import table_of_arn
+from ..store.changes import Change, Commit
+from ..store.replication import DELIVERED, EVENTUAL, STRONG, Group, key_id
+from ..store.restore import definition
 from ..wire.decode import Request
+from ..wire.encode import response
 from . import Steps
 from .create_table import check_billing
 
@@ -62,7 +74,213 @@ def _check_index_updates(params: Mapping[str, Any], defined: list[str], global_i
                 raise ClientFault("ResourceNotFoundException", "Requested resource not found")
 
 
+#: The parameters that make or change a global table (answered here, never by moto).
+GLOBAL = ("ReplicaUpdates", "MultiRegionConsistency", "GlobalTableWitnessUpdates")
+#: "The witness must be in a different Region than the replicas and within the same Region set"
+#: (API reference: CreateGlobalTableWitnessGroupMemberAction); an MRSC table's replicas too.
+REGION_SETS: dict[str, frozenset[str]] = {
+    "US": frozenset({"us-east-1", "us-east-2", "us-west-2"}),
+    "EU": frozenset({"eu-west-1", "eu-west-2", "eu-west-3", "eu-central-1"}),
+    "AP": frozenset({"ap-northeast-1", "ap-northeast-2", "ap-northeast-3"}),
+}
+#: DynamoDB's answer to a replica Create or Delete naming the region the request is sent to.
+LOCAL_REGION = (
+    "Cannot add or delete the local region through ReplicaUpdates. Use CreateTable, DeleteTable, or UpdateTable as "
+    "required."
+)
+_ACTIONS = ("Create", "Update", "Delete", "Disassociate")
+
+
+@functools.cache
+def known_regions() -> frozenset[str]:
+    """The regions botocore knows DynamoDB in (every partition)."""
+    import botocore.session
+
+    session = botocore.session.get_session()
+    return frozenset(
+        r for p in session.get_available_partitions() for r in session.get_available_regions("dynamodb", p)
+    )
+
+
+def _region(action: Mapping[str, Any], what: str) -> str:
+    name = action.get("RegionName") if isinstance(action, Mapping) else None
+    if not isinstance(name, str) or not name:
+        raise invalid(f"One or more parameter values were invalid: {what} needs a RegionName")
+    if name not in known_regions():
+        raise invalid(f"One or more parameter values were invalid: {name!r} is not a Region DynamoDB is offered in")
+    return name
+
+
+def _global(store: MotoStore, request: Request) -> Response:
+    """UpdateTable with ReplicaUpdates / MultiRegionConsistency / GlobalTableWitnessUpdates."""
+    params = request.params
+    account, region, table = request.account, request.region, str(params["TableName"])
+    if table.startswith("arn:"):
+        table = table_of_arn(Op.UPDATE_TABLE, table, account, region)
+    if not store.replication.offered:
+        raise invalid(
+            "DynamoDB Local does not support global tables: ReplicaUpdates, MultiRegionConsistency and "
+            "GlobalTableWitnessUpdates are refused by the dynamodb-local profile (decision 185)"
+        )
+    others = sorted(set(params) - {"TableName", *GLOBAL})
+    if others:
+        raise invalid(
+            "labkit's embedded endpoint applies ReplicaUpdates in an UpdateTable of their own; send "
+            f"{', '.join(others)} in another UpdateTable (decision 184)"
+        )
+    if store.schema(account, region, table) is None:
+        raise ClientFault("ResourceNotFoundException", f"Requested resource not found: Table: {table} not found")
+    replication = store.replication
+    group = replication.group(account, region, table)
+    creates: list[str] = []
+    deletes: list[str] = []
+    updates: list[str] = []
+    for update in params.get("ReplicaUpdates") or ():
+        named = [k for k in _ACTIONS if isinstance(update, Mapping) and update.get(k) is not None]
+        if len(named) != 1:
+            raise invalid(
+                "One or more parameter values were invalid: each ReplicaUpdates entry takes exactly one of "
+                "Create, Update, Delete"
+            )
+        kind = named[0]
+        if kind == "Disassociate":
+            raise invalid("labkit's embedded endpoint does not implement replica Disassociate (decision 184)")
+        name = _region(update[kind], f"ReplicaUpdates {kind}")
+        if kind in ("Create", "Delete") and name == region:
+            raise invalid(LOCAL_REGION)
+        if name in creates + deletes + updates:
+            raise invalid(
+                f"One or more parameter values were invalid: Region {name} appears more than once in ReplicaUpdates"
+            )
+        {"Create": creates, "Delete": deletes, "Update": updates}[kind].append(name)
+    witnesses: list[str] = []
+    for update in params.get("GlobalTableWitnessUpdates") or ():
+        create = update.get("Create") if isinstance(update, Mapping) else None
+        if create is None:
+            raise invalid(
+                "labkit's embedded endpoint adds a witness only with Create, when it creates an MRSC global "
+                "table (decision 183)"
+            )
+        witnesses.append(_region(create, "GlobalTableWitnessUpdates Create"))
+    consistency = params.get("MultiRegionConsistency")
+    current = group.regions if group is not None else [region]
+    if consistency is not None and (not creates or group is not None):
+        # "This parameter is only valid when you create a global table by specifying one or more Create actions
+        # in the ReplicaUpdates action list." (API reference: UpdateTable)
+        raise invalid(
+            "One or more parameter values were invalid: MultiRegionConsistency is only valid when you create a global "
+            "table by specifying one or more Create actions in the ReplicaUpdates action list"
+            + ("; a global table's consistency mode cannot be changed" if group is not None else "")
+        )
+    mode = str(consistency or (group.consistency if group is not None else EVENTUAL))
+    if witnesses and mode != STRONG:
+        raise invalid(
+            "One or more parameter values were invalid: a witness Region is only for a global table with "
+            "MultiRegionConsistency STRONG"
+        )
+    for name in updates + deletes:
+        if name not in current:
+            raise invalid(f"One or more parameter values were invalid: the table has no replica in Region {name}")
+    for name in creates:
+        if name in current:
+            raise invalid(
+                f"One or more parameter values were invalid: the table already has a replica in Region {name}"
+            )
+        if store.schema(account, name, table) is not None:
+            raise invalid(
+                f"One or more parameter values were invalid: Region {name} already has a table named "
+                f"{table}; a new replica's table is made by DynamoDB"
+            )
+    if group is not None and group.consistency == STRONG and (creates or deletes):
+        raise invalid(
+            "labkit's embedded endpoint keeps an MRSC global table's Regions as created: it adds and "
+            "removes no replica (decision 183)"
+        )
+    regions = [r for r in current if r not in deletes] + creates
+    if mode == STRONG:
+        _check_strong(store, account, region, table, regions, witnesses)
+    for name in deletes:
+        _delete_replica(store, account, name, table)
+    for name in creates:
+        _create_replica(store, account, region, name, table)
+    if creates or deletes:
+        replication.set_group(account, table, Group(regions, mode, witnesses[0] if witnesses else None))
+    asked = {"TableName": table}
+    headers = {k: v for k, v in request.headers.items() if k != "content-encoding"}
+    headers["x-amz-target"] = f"{DYNAMODB_TARGET}.{Op.DESCRIBE_TABLE}"
+    status, _, body = store.dispatch(
+        dataclasses.replace(
+            request, operation=Op.DESCRIBE_TABLE, params=asked, headers=headers, body=json.dumps(asked).encode()
+        )
+    )
+    description = json.loads(body)["Table"] if status == 200 else {"TableName": table}
+    replication.describe(account, region, table, description)
+    return response(200, {"TableDescription": description})
+
+
+def _create_replica(store: MotoStore, account: str, source: str, target: str, table: str) -> None:
+    """Make ``table`` in ``target`` as it is in ``source`` (keys, indexes, billing, stream, TTL) and copy its
+    items there, each with its stamp (a new replica starts as a copy, ACTIVE at once: decision 180)."""
+    made = definition(store, account, source, table)
+    ttl = made.pop("TimeToLive", None)
+    made.pop("Tags", None)
+    store.call(account, target, Op.CREATE_TABLE, made)
+    if ttl:
+        store.call(account, target, Op.UPDATE_TIME_TO_LIVE, {"TableName": table, "TimeToLiveSpecification": ttl})
+    if store.durable is not None:
+        store.durable.controlled(Op.CREATE_TABLE, account, target, 200)
+    stamps = store.replication.stamps
+    names = store.key_names(store.table_object(account, source, table))
+    for item in store.all_items(account, source, table):
+        key = {name: item[name] for name in names}
+        store.insert(account, target, table, [item])
+        kid = key_id(key)
+        if (account, source, table, kid) in stamps:
+            stamps[(account, target, table, kid)] = stamps[(account, source, table, kid)]
+        store.commit(Commit(account, target, DELIVERED, (Change(table, key, None, item),)))
+
+
+def _delete_replica(store: MotoStore, account: str, target: str, table: str) -> None:
+    """Delete the replica's table in ``target`` (its items with it)."""
+    if store.table_object(account, target, table) is not None:
+        store.call(account, target, Op.DELETE_TABLE, {"TableName": table})
+        if store.durable is not None:
+            store.durable.controlled(Op.DELETE_TABLE, account, target, 200)
+
+
+def _check_strong(
+    store: MotoStore, account: str, region: str, table: str, regions: list[str], witnesses: list[str]
+) -> None:
+    """MRSC's documented rules: three replicas, or two and a witness; one Region set; an empty table."""
+    if not ((len(regions) == 3 and not witnesses) or (len(regions) == 2 and len(witnesses) == 1)):
+        # "A MRSC global table can be configured with either three replicas, or with two replicas and one
+        # witness." (API reference: CreateGlobalTableWitnessGroupMemberAction)
+        raise invalid(
+            "One or more parameter values were invalid: A MRSC global table can be configured with either three "
+            f"replicas, or with two replicas and one witness (asked: {len(regions)} replica(s), {len(witnesses)} "
+            "witness(es))"
+        )
+    if witnesses and witnesses[0] in regions:
+        raise invalid(
+            "One or more parameter values were invalid: The witness must be in a different Region than the replicas"
+        )
+    every = set(regions) | set(witnesses)
+    if not any(every <= members for members in REGION_SETS.values()):
+        raise invalid(
+            "One or more parameter values were invalid: MRSC replicas and witness must be within the same Region set "
+            "(US: us-east-1, us-east-2, us-west-2; EU: eu-west-1, eu-west-2, eu-west-3, eu-central-1; AP: "
+            f"ap-northeast-1, ap-northeast-2, ap-northeast-3); asked: {', '.join(sorted(every))}"
+        )
+    if store.all_items(account, region, table):
+        raise invalid(
+            "One or more parameter values were invalid: an MRSC global table is created from an empty table; this "
+            "table holds items (decision 183)"
+        )
+
+
 def _answer(store: MotoStore, request: Request) -> Response | None:
+    if any(request.params.get(name) is not None for name in GLOBAL):
+        return _global(store, request)
     account, region, table = request.account, request.region, request.params["TableName"]
     found = store.capacity(account, region, table)
     if found is not None:

@@ -20,6 +20,11 @@ so. When the log has grown past :data:`COMPACT_BYTES` the state is written as a 
 The directory is held with an exclusive ``flock`` on ``DIR/labkit-data.lock`` for as long as the
 endpoint runs: a second ``labkit serve --data DIR`` refuses to start, and writes nothing.
 
+Kept for global tables (``replication`` records): the replica groups, the pending deliveries and the
+write stamps they need, as the store's replication keeps them (:mod:`.replication`); the deliveries a
+write makes ride in its own ``items`` record (``rep``), so a crash keeps both or neither; a whole
+``state`` record is written at each start, and the records before it are no longer read.
+
 Kept for TTL: the setting (in the definitions) and the items, expired or not; a TTL deletion
 (``Labkit.ExpireItems``) is a commit like any other. Not kept: stream records (a table's stream is
 recreated, with a new ARN, empty), backups, the ClientRequestToken memory, the clock's advances (a
@@ -123,10 +128,18 @@ class State:
     """Every table of every account and region, as the records leave them."""
 
     tables: dict[Who, dict[str, TableState]] = field(default_factory=dict)
+    #: Global tables' records (:mod:`.replication`) since its last whole ``state`` record, in order.
+    replication: list[dict[str, Any]] = field(default_factory=list)
 
     def apply(self, record: Mapping[str, Any]) -> None:
+        if record["t"] == "replication":
+            kept = dict(record["r"])
+            self.replication = [kept] if kept.get("op") == "state" else [*self.replication, kept]
+            return
         who = (str(record["a"]), str(record["r"]))
         tables = self.tables.setdefault(who, {})
+        if record.get("rep") is not None:
+            self.replication.append(dict(record["rep"]))
         if record["t"] == "items":
             for name, key, item in record["c"]:
                 table = tables.get(name)
@@ -156,6 +169,8 @@ class State:
                 for start in range(0, len(items), 500):
                     chunk = items[start : start + 500]
                     yield {"t": "items", "a": account, "r": region, "c": [[name, _key_of(table, i), i] for i in chunk]}
+        for kept in self.replication:
+            yield {"t": "replication", "r": kept}
 
 
 def _key_of(table: TableState, item: Mapping[str, Any]) -> dict[str, Any]:
@@ -360,14 +375,28 @@ class DataDir:
         self._log.write(frame(record))
         self._sync()
 
-    def write_commit(self, commit: Commit) -> None:
-        """A data-plane commit: the after-image of every item it wrote, one record."""
-        self.write_items(commit.account, commit.region, [(c.table, c.key, c.after) for c in commit.changes])
+    def write_commit(self, commit: Commit, sent: Mapping[str, Any] | None = None) -> None:
+        """A data-plane commit: the after-image of every item it wrote, one record (with ``sent``: the
+        replication deliveries it makes, in the same record)."""
+        self.write_items(commit.account, commit.region, [(c.table, c.key, c.after) for c in commit.changes], sent)
 
-    def write_items(self, account: str, region: str, images: list[tuple[str, Mapping[str, Any], Any]]) -> None:
+    def write_items(
+        self,
+        account: str,
+        region: str,
+        images: list[tuple[str, Mapping[str, Any], Any]],
+        sent: Mapping[str, Any] | None = None,
+    ) -> None:
         """One record of (table, key, item or None) images, fsync-ed."""
         changes = [[table, _encode(dict(key)), None if item is None else _encode(item)] for table, key, item in images]
-        self.append({"t": "items", "a": account, "r": region, "c": changes})
+        record: dict[str, Any] = {"t": "items", "a": account, "r": region, "c": changes}
+        if sent is not None:
+            record["rep"] = _encode(dict(sent))
+        self.append(record)
+
+    def write_replication(self, record: Mapping[str, Any]) -> None:
+        """One global-tables record (:mod:`.replication`), binary values as base64, fsync-ed."""
+        self.append({"t": "replication", "r": _encode(dict(record))})
 
     def close(self) -> None:
         if self._log is not None:

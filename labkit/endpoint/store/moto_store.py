@@ -54,6 +54,7 @@ from .moto_adapter import (
     wire,
 )
 from .reads import Orders
+from .replication import Replication
 from .restore import Durable
 
 WireItem = dict[str, Any]
@@ -160,6 +161,7 @@ class MotoStore:
         #: walks the whole table for each Query and Scan, as it does alone (the index's oracle in tests).
         self.orders = Orders(wire)
         self.indexed = True
+        self.replication = Replication(self)  #: global tables and their deliveries (:mod:`.replication`)
         #: The data directory (``--data``, :mod:`.restore`): every commit written there before its answer.
         self.durable: Durable | None = Durable.open(self, data) if data is not None else None
 
@@ -219,8 +221,6 @@ class MotoStore:
             real = self._reals[(account, region)] = DynamoDBBackend(region, account)
         return real
 
-    _real = real
-
     def streams(self, account: str, region: str) -> Any:
         """The store's own moto Streams backend for an account and region (made on first use)."""
         found = self._streams.get((account, region))
@@ -244,11 +244,11 @@ class MotoStore:
         """The wrapped backend for an account and region."""
         wrapped = self._backends.get((account, region))
         if wrapped is None:
-            wrapped = self._backends[(account, region)] = _Backend(self, self._real(account, region), (account, region))
+            wrapped = self._backends[(account, region)] = _Backend(self, self.real(account, region), (account, region))
         return wrapped
 
     def _table(self, account: str, region: str, table: str) -> Any:
-        return self._real(account, region).tables.get(table)
+        return self.real(account, region).tables.get(table)
 
     @staticmethod
     def key_names(table: Any) -> list[str]:
@@ -273,7 +273,7 @@ class MotoStore:
 
     def table_names(self, account: str, region: str) -> list[str]:
         """The names of the account's tables in the region, in moto's order."""
-        return list(self._real(account, region).tables)
+        return list(self.real(account, region).tables)
 
     def tags(self, account: str, region: str, table_name: str) -> dict[str, str]:
         """The table's tags as a dict (empty if it has none or does not exist)."""
@@ -309,7 +309,7 @@ class MotoStore:
 
     def item(self, account: str, region: str, table_name: str, key: Mapping[str, Any]) -> WireItem | None:
         """The stored item at a validated ``key`` (None if absent or the table is gone)."""
-        real = self._real(account, region)
+        real = self.real(account, region)
         table = real.tables.get(table_name)
         if table is None:
             return None
@@ -374,6 +374,7 @@ class MotoStore:
         self.orders.follow(commit)
         for listener in self.listeners:
             listener(commit)
+        self.replication.follow(commit)  # last: it may write to other regions (commits of their own)
 
     def _check_condition(self, request: Request, plan: Plan) -> None:
         """A single-item write's ConditionExpression, on the item as it is now (moto never sees it)."""

@@ -164,6 +164,23 @@ class Definitions:
             self.data.write_items(account, region, [(name, {n: i[n] for n in key_names}, i) for i in chunk])
 
 
+def _decoded(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Global tables' records as the store keeps them: the keys and images of deliveries with bytes."""
+
+    def delivery(raw: dict[str, Any]) -> dict[str, Any]:
+        image = raw.get("image")
+        return {**raw, "k": decode_item(raw["k"]), "image": None if image is None else decode_item(image)}
+
+    out = []
+    for record in records:
+        if record.get("op") == "sent":
+            record = {**record, "d": [delivery(d) for d in record["d"]]}
+        elif record.get("op") == "state":
+            record = {**record, "pending": [delivery(d) for d in record["pending"]]}
+        out.append(record)
+    return out
+
+
 class Durable:
     """A store's data directory, open: restored from at start, written at every commit."""
 
@@ -177,8 +194,15 @@ class Durable:
         """Hold ``where``, make its tables in ``store`` again, say so on stderr (one line)."""
         data = DataDir.open(where)
         try:
-            restored = materialise(store, data.load())
+            state = data.load()
+            restored = materialise(store, state)
             durable = cls(store, data, Definitions(store, data))
+            replication = getattr(store, "replication", None)
+            if replication is not None:
+                replication.restore(_decoded(state.replication))
+                replication.writer = data.write_replication
+                if state.replication:
+                    data.write_replication(replication.state())
         except BaseException:
             data.close()
             raise
@@ -191,8 +215,10 @@ class Durable:
         were and the request is answered InternalServerError (it was not acknowledged)."""
         if not commit.changes:
             return
+        replication = getattr(self.store, "replication", None)
+        sent = replication.prepare(commit) if replication is not None else None
         try:
-            self.data.write_commit(commit)
+            self.data.write_commit(commit, sent)
         except OSError as exc:
             for change in commit.changes:
                 if change.before is None:
@@ -212,6 +238,9 @@ class Durable:
             self.definitions.changed(account, region)
 
     def close(self) -> None:
+        replication = getattr(self.store, "replication", None)
+        if replication is not None:
+            replication.writer = None
         self.data.close()
 
 
