@@ -19,6 +19,7 @@ from typing import Protocol
 from ..errors import RaceError, ValidationError
 from ..intercept import CallRecord
 from .identity import TOKENS, Access, KeyNames, accesses, conflict
+from .replication import REPLICATE, delivery_access
 
 #: (region, table) -> the table's key attributes, or None when it cannot be described.
 SchemaLookup = Callable[[str | None, str], "KeyNames | None"]
@@ -43,6 +44,10 @@ class Call:
     @classmethod
     def of(cls, record: CallRecord, schemas: SchemaLookup) -> Call:
         """The call a gated run recorded (operation, params, region, actor, key, deps)."""
+        if record.operation == REPLICATE:  # a delivery step: it writes its item (labkit.races.replication)
+            touches = delivery_access(record.params, lambda t: schemas(record.region, t))
+            deps = tuple(sorted((str(k), int(v)) for k, v in record.deps.items() if v))
+            return cls(record.actor, REPLICATE, record.key, touches, deps, record.seq)
         found = accesses(record.operation, record.params, lambda t: schemas(record.region, t))
         tokens = frozenset(a.hash[1] for a in found if a.table == TOKENS and a.hash is not None)
         deps = tuple(sorted((str(k), int(v)) for k, v in record.deps.items() if v))

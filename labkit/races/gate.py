@@ -18,6 +18,7 @@ call could not have been made earlier.
 
 from __future__ import annotations
 
+import _thread
 import threading
 import time
 from collections import Counter
@@ -31,6 +32,7 @@ from ..errors import OUTCOME_ERRORS, LabkitError, RaceError
 from ..intercept import Binding, CallRecord
 from .choosers import FREE, Chooser
 from .keys import call_key
+from .replication import REPLICATE, Replication, delivery_name
 from .sessions import Recorder
 from .tasks import (
     BLOCKED,
@@ -80,8 +82,17 @@ class GatedRun(Recorder):
     the calls one task makes.
     """
 
-    def __init__(self, chooser: Chooser, deadline: float, max_calls: int | None = None) -> None:
+    def __init__(
+        self,
+        chooser: Chooser,
+        deadline: float,
+        max_calls: int | None = None,
+        replication: Replication | None = None,
+    ) -> None:
         self.chooser = chooser
+        #: replication held by the lab: each delivery a call's answer names is a task of the run
+        self.replication = replication if replication is not None and replication.active else None
+        self.deliveries: dict[str, int] = {}  # a delivery task's name -> the engine's delivery id
         self.deadline = deadline
         self.max_calls = max_calls
         self.lock = threading.Lock()  # a plain lock: the race lab's own waits are never a task's
@@ -322,8 +333,62 @@ class GatedRun(Recorder):
             raise Aborted
 
     def after(self, actor: str, call: CallRecord) -> None:
+        made = self._made(call)
         with self.lock:
             self._record(actor, call)
+            if made and not self.free and self.failure is None:
+                self._add_deliveries(actor, call, made)
+
+    # ------------------------------------------------------------ replication deliveries
+
+    def _made(self, call: CallRecord) -> list[dict[str, Any]]:
+        """The pending deliveries the call's answer named (asked before the lock: one ListReplications)."""
+        if self.replication is None or not call.made or self.free or call.turn is None:
+            return []
+        try:
+            return self.replication.pending(call.made)
+        except LabkitError as error:
+            with self.lock:
+                self._fail(RaceError(f"listing the deliveries of {call.actor}'s call failed: {error}"))
+            raise Aborted from None
+
+    def _add_deliveries(self, actor: str, call: CallRecord, made: list[dict[str, Any]]) -> None:
+        """With the lock held: each delivery a task, waiting from now, after the call that made it."""
+        writer = self.tasks[actor]
+        clock = dict(writer.clock)
+        join_clock(clock, {actor: writer.calls})
+        seen: Counter[str] = Counter()
+        for found in made:
+            target = str(found["To"])
+            seen[target] += 1
+            name = delivery_name(actor, call.seq, target, seen[target])
+            params = {"TableName": found["TableName"], "Key": found["Key"], "From": found["From"], "To": target}
+            record = CallRecord(REPLICATE, params, target, actor=name, seq=0, deps=dict(clock))
+            record.key = call_key(REPLICATE, params)
+            binding = Binding(name, self, None, None, f"delivery {name}")
+            task = Task(name, binding, state=WAITING, call=record, clock=dict(clock), calls=1)
+            task.park = _locked()
+            self.tasks[name] = task
+            self.deliveries[name] = int(found["Id"])
+
+    def _deliver(self, task: Task, call: CallRecord) -> None:
+        """A granted delivery, on a thread of its own: made, recorded, done; then the next turn."""
+        assert self.replication is not None
+        try:
+            outcome = self.replication.deliver(self.deliveries[task.name])
+        except LabkitError as error:
+            with self.lock:
+                self._fail(RaceError(f"delivery {task.name} failed: {error}"))
+            return
+        with self.lock:
+            call.outcome = "ok"
+            call.params = {**call.params, "Outcome": outcome}
+            self._record(task.name, call)
+            self._done(task, None)
+            if self.roots == 0:
+                self._end()
+            else:
+                self._decide()
 
     def _record(self, actor: str, call: CallRecord) -> None:
         call.end = time.perf_counter() - self.t0
@@ -378,7 +443,8 @@ class GatedRun(Recorder):
                             )
                         )
             if self.roots == 0:
-                self._end()
+                if self.in_flight is None or self.in_flight.name not in self.deliveries:
+                    self._end()  # (a delivery in flight ends the run when it is made)
             else:
                 self._decide()
 
@@ -402,6 +468,8 @@ class GatedRun(Recorder):
         if choice == FREE:
             self.free = True
             for t in waiting.values():
+                if t.name in self.deliveries:
+                    continue  # never a turn: made when the run ends
                 assert t.call is not None
                 t.call.turn = None
                 t.call.start = time.perf_counter() - self.t0
@@ -421,6 +489,9 @@ class GatedRun(Recorder):
         self.in_flight = task
         call.start = time.perf_counter() - self.t0
         task.park.release()
+        if choice in self.deliveries:
+            # a bare thread: threading.Thread.start is the sub-actors' interception point (it takes this lock)
+            _thread.start_new_thread(self._deliver, (task, call))
 
     def _fail(self, error: LabkitError) -> None:
         """With the lock held: the run fails; waiting calls leave, the run's owner is told."""
