@@ -194,7 +194,11 @@ def explore(
     need_weak_answers(conn, [f for f in fault_names if f in EMBEDDED_ONLY])
     lab = Stage.of(actors, conn, converge=converge)  # the lab's clients, made once for every run
     with lab.replication.held() if lab.replication is not None else contextlib.nullcontext():
-        return _explore_held(actors, conn, setup, invariant, cfg, fault_names, lab, allowed)
+        try:
+            return _explore_held(actors, conn, setup, invariant, cfg, fault_names, lab, allowed)
+        finally:
+            if lab.replication is not None and not converge:
+                lab.replication.settle()  # the last run's leftovers: setup() then a replay starts converged
 
 
 def _explore_held(

@@ -32,7 +32,7 @@ from ..errors import OUTCOME_ERRORS, LabkitError, RaceError
 from ..intercept import Binding, CallRecord
 from .choosers import FREE, Chooser
 from .keys import call_key
-from .replication import REPLICATE, Replication, delivery_name
+from .replication import END, REPLICATE, Replication, delivery_name
 from .sessions import Recorder
 from .tasks import (
     BLOCKED,
@@ -386,9 +386,35 @@ class GatedRun(Recorder):
             self._record(task.name, call)
             self._done(task, None)
             if self.roots == 0:
-                self._end()
+                self._actors_done()
             else:
                 self._decide()
+
+    def _actors_done(self) -> None:
+        """With the lock held, every actor done: the run ends once no delivery waits (or is in flight).
+
+        The deliveries still waiting are steps like the others, so every run's trace is complete (a
+        strategy sees each delivery's place). With ``converge=False`` a last task, ``[end]``, waits
+        beside them: the run ends at its turn, the deliveries not made by then left pending.
+        """
+        if self.in_flight is not None and self.in_flight.name in self.deliveries:
+            return  # it ends the run, or goes on, when it is made
+        # [end] too, once made: it is the last step of its run whenever it comes (a complete trace)
+        waiting = [t for n, t in self.tasks.items() if (n in self.deliveries or n == END) and t.state == WAITING]
+        if not waiting or self.free or self.failure is not None or self.replication is None:
+            self._end()
+            return
+        if not self.replication.converge and END not in self.tasks:
+            clock: dict[str, int] = {}
+            for t in self.tasks.values():
+                join_clock(clock, {t.name: t.calls} if t.state == DONE else {})
+            record = CallRecord(END, {}, None, actor=END, seq=0, deps=dict(clock))
+            task = Task(END, Binding(END, self, None, None, "the run's end"), state=WAITING, call=record, clock=clock)
+            task.park = _locked()
+            self.tasks[END] = task
+        self._decide()
+        if self.free:
+            self._end()  # the order was used up: the deliveries left are made when the run ends
 
     def _record(self, actor: str, call: CallRecord) -> None:
         call.end = time.perf_counter() - self.t0
@@ -443,8 +469,7 @@ class GatedRun(Recorder):
                             )
                         )
             if self.roots == 0:
-                if self.in_flight is None or self.in_flight.name not in self.deliveries:
-                    self._end()  # (a delivery in flight ends the run when it is made)
+                self._actors_done()
             else:
                 self._decide()
 
@@ -489,7 +514,11 @@ class GatedRun(Recorder):
         self.in_flight = task
         call.start = time.perf_counter() - self.t0
         task.park.release()
-        if choice in self.deliveries:
+        if choice == END:  # the run ends here: the deliveries still waiting are left pending
+            self._record(choice, call)
+            self._done(task, None)
+            self._end()
+        elif choice in self.deliveries:
             # a bare thread: threading.Thread.start is the sub-actors' interception point (it takes this lock)
             _thread.start_new_thread(self._deliver, (task, call))
 

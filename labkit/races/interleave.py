@@ -78,7 +78,7 @@ def parse_order(order: str | Sequence[str], actors: Iterable[str]) -> tuple[str,
 
     def named(step: str) -> bool:
         writer = writer_of(step) if is_delivery(step) else step
-        return writer is not None and (writer in known or sub_actor_of(writer, known))
+        return writer == "" or (writer is not None and (writer in known or sub_actor_of(writer, known)))
 
     unknown = sorted({str(s) for s in steps if not named(str(s))})
     if unknown:

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
 #: The operation a delivery step is recorded with (never a DynamoDB operation).
 REPLICATE = "Replicate"
+#: The last step of a ``converge=False`` run with deliveries still waiting: the run ends at its turn.
+END = "[end]"
 
 _DELIVERY = re.compile(r"^\[(?P<call>\S+) -> (?P<region>[a-z0-9-]+)(?: #(?P<n>[1-9][0-9]*))?\]$")
 #: one turn of an order string: a bracketed delivery, or a word
@@ -57,14 +59,15 @@ def delivery_name(actor: str, seq: int, region: str, n: int = 1) -> str:
 
 
 def is_delivery(name: str) -> bool:
-    return bool(_DELIVERY.match(name))
+    """A delivery's turn (``[A1 -> us-east-1]``), or the end of a run that leaves deliveries pending."""
+    return name == END or bool(_DELIVERY.match(name))
 
 
 def writer_of(name: str) -> str | None:
     """The task whose call made the delivery ``name`` (``A`` for ``[A1 -> us-east-1]``), or None."""
     found = _DELIVERY.match(name)
     if found is None:
-        return None
+        return "" if name == END else None
     call = found["call"]
     if "#" in call:
         return call.rpartition("#")[0]
@@ -155,6 +158,7 @@ def schema_in(schemas: Any, region: str | None) -> Any:
 
 
 __all__ = [
+    "END",
     "REPLICATE",
     "Replication",
     "call_label",
