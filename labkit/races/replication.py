@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import LabkitError, ValidationError
 from ..faults.control import deliver_replications, replications, set_replication_lag
-from .identity import Access, KeyNames, item_access
+from .identity import Access, item_access
 
 if TYPE_CHECKING:
     from ..backend import Connection
@@ -148,15 +148,6 @@ class Replication:
         return str(deliver_replications(self.conn, [delivery])[0]["Outcome"])
 
 
-def schema_in(schemas: Any, region: str | None) -> Any:
-    """``schemas`` as a one-argument lookup of a table's key names in ``region``."""
-
-    def lookup(table: str) -> KeyNames | None:
-        return schemas(region, table)  # type: ignore[no-any-return]
-
-    return lookup
-
-
 __all__ = [
     "END",
     "REPLICATE",
@@ -166,7 +157,6 @@ __all__ = [
     "delivery_access",
     "delivery_name",
     "is_delivery",
-    "schema_in",
     "split_turns",
     "writer_of",
 ]
