@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 from botocore.client import BaseClient
 from botocore.httpsession import URLLib3Session
 
+from ..constants import REPLICATIONS_HEADER
 from ..errors import RaceError
 from ..operations import Op
 from .bindings import Binding, current
@@ -42,6 +43,7 @@ from .subactors import patch_threading
 
 _SERVICE = "dynamodb"
 _TARGET = "DynamoDB_20120810."
+_REPLICATIONS = REPLICATIONS_HEADER.lower()  # botocore lower-cases the answer's header names
 
 
 class Observer(Protocol):
@@ -152,6 +154,9 @@ def answered(call: CallRecord, parsed: Mapping[str, Any]) -> None:
     call.left = sum(len(v) for v in unprocessed.values() if isinstance(v, list)) + sum(
         len(v.get("Keys") or []) for v in keys.values() if isinstance(v, Mapping)
     )
+    headers = (parsed.get("ResponseMetadata") or {}).get("HTTPHeaders") or {}
+    named = str(headers.get(_REPLICATIONS) or "")
+    call.made = tuple(sorted(int(p) for p in named.split(",") if p.strip().isdigit()))
 
 
 def _on_after(http_response: Any, parsed: Mapping[str, Any], context: dict[str, Any], **_: Any) -> None:

@@ -51,6 +51,9 @@ class CallRecord:
     found: bool | None = None
     more: bool = False
     left: int = 0
+    #: the ids of the global tables' deliveries its answer says it made (``X-Labkit-Replications``, labkit's
+    #: embedded endpoint) — the interception point; the race lab makes each a step of the run
+    made: tuple[int, ...] = ()
 
     @property
     def sent(self) -> bool:

@@ -18,7 +18,8 @@ from typing import Protocol
 
 from ..errors import RaceError, ValidationError
 from ..intercept import CallRecord
-from .identity import TOKENS, Access, KeyNames, accesses, conflict
+from .identity import EVERYTHING, TOKENS, Access, KeyNames, accesses, conflict
+from .replication import END, REPLICATE, delivery_access
 
 #: (region, table) -> the table's key attributes, or None when it cannot be described.
 SchemaLookup = Callable[[str | None, str], "KeyNames | None"]
@@ -43,6 +44,13 @@ class Call:
     @classmethod
     def of(cls, record: CallRecord, schemas: SchemaLookup) -> Call:
         """The call a gated run recorded (operation, params, region, actor, key, deps)."""
+        if record.operation == END:  # a run's end with deliveries pending: it meets every delivery (and reads)
+            deps = tuple(sorted((str(k), int(v)) for k, v in record.deps.items() if v))
+            return cls(record.actor, END, "", frozenset({Access(EVERYTHING, None, None, False)}), deps, record.seq)
+        if record.operation == REPLICATE:  # a delivery step: it writes its item (labkit.races.replication)
+            touches = delivery_access(record.params, lambda t: schemas(record.region, t))
+            deps = tuple(sorted((str(k), int(v)) for k, v in record.deps.items() if v))
+            return cls(record.actor, REPLICATE, record.key, touches, deps, record.seq)
         found = accesses(record.operation, record.params, lambda t: schemas(record.region, t))
         tokens = frozenset(a.hash[1] for a in found if a.table == TOKENS and a.hash is not None)
         deps = tuple(sorted((str(k), int(v)) for k, v in record.deps.items() if v))

@@ -66,6 +66,7 @@ the :class:`Exploration` and tells the listeners. It names no strategy: the loop
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -80,6 +81,7 @@ from .calls import BudgetSpent, Call, Coverage, Scheduler, conflicts
 from .exploration import Exploration, add_listener, remove_listener, tell
 from .interleave import Interleaving, Stage, check_actors
 from .orders import SoloCall, check_call_counts, count_orders, solo_calls
+from .replication import check_converge
 from .runner import Runner, Violation
 from .scenarios import Scenario, Scenarios, check_fault_names, describe, fault_scenarios
 from .shrink import Shrunk, shrink
@@ -149,6 +151,7 @@ def explore(
     seed: int | None = None,
     config: ExploreConfig | None = None,
     allow: Sequence[str] | None = None,
+    converge: bool = True,
 ) -> Exploration:
     """Run the actors in chosen orders until ``invariant`` fails or the guarantee is reached.
 
@@ -168,6 +171,11 @@ def explore(
     ``summary()``); with ``invariant`` omitted, a run that shows one fails the exploration as a
     broken invariant would, its ``.message`` naming the anomaly and its calls. ``allow=[...]``
     names anomalies the code means (``["lost-update"]``): they are not reported.
+
+    On labkit's embedded endpoint replication is held while it explores: each delivery of a write to
+    a global table is a step the schedule orders like a call (``[A1 -> us-east-1]``,
+    :mod:`~labkit.races.replication`); deliveries a run never made are made before it is judged (the
+    replicas converge), unless ``converge=False``.
     """
     _check_explore_actors(actors, bool(faults))
     check_callable(
@@ -177,14 +185,34 @@ def explore(
         optional=True,
     )
     allowed = check_allow(allow)
+    check_converge(converge)
     check_callable("setup", setup, "a function of no arguments", optional=True)
     if config is not None and not isinstance(config, ExploreConfig):
         raise ValidationError(f"config is {type(config).__name__}, not an ExploreConfig(...)")
     cfg = (config or ExploreConfig()).but(budget=budget, strategy=strategy, seed=seed)
     fault_names = check_fault_names(faults, embedded=conn.backend == "embedded")
     need_weak_answers(conn, [f for f in fault_names if f in EMBEDDED_ONLY])
+    lab = Stage.of(actors, conn, converge=converge)  # the lab's clients, made once for every run
+    with lab.replication.held() if lab.replication is not None else contextlib.nullcontext():
+        try:
+            return _explore_held(actors, conn, setup, invariant, cfg, fault_names, lab, allowed)
+        finally:
+            if lab.replication is not None and not converge:
+                lab.replication.settle()  # the last run's leftovers: setup() then a replay starts converged
+
+
+def _explore_held(
+    actors: Mapping[str, Actor],
+    conn: Connection,
+    setup: Callable[[], Any] | None,
+    invariant: Callable[[Interleaving], Any] | None,
+    cfg: ExploreConfig,
+    fault_names: tuple[str, ...],
+    lab: Stage,
+    allowed: frozenset[str],
+) -> Exploration:
+    """explore's work, its arguments checked (replication held, when the endpoint has it)."""
     given = None
-    lab = Stage.of(actors, conn)  # the lab's clients, made once for the solo runs and every explored run
     scenarios: list[Scenario]
     points: dict[str, list[SoloCall]] = {}
     if cfg.calls is not None:  # checked before anything runs; sub-actors may be counted too

@@ -18,6 +18,7 @@ call could not have been made earlier.
 
 from __future__ import annotations
 
+import _thread
 import threading
 import time
 from collections import Counter
@@ -31,6 +32,7 @@ from ..errors import OUTCOME_ERRORS, LabkitError, RaceError
 from ..intercept import Binding, CallRecord
 from .choosers import FREE, Chooser
 from .keys import call_key
+from .replication import END, REPLICATE, Replication, delivery_name
 from .sessions import Recorder
 from .tasks import (
     BLOCKED,
@@ -80,8 +82,17 @@ class GatedRun(Recorder):
     the calls one task makes.
     """
 
-    def __init__(self, chooser: Chooser, deadline: float, max_calls: int | None = None) -> None:
+    def __init__(
+        self,
+        chooser: Chooser,
+        deadline: float,
+        max_calls: int | None = None,
+        replication: Replication | None = None,
+    ) -> None:
         self.chooser = chooser
+        #: replication held by the lab: each delivery a call's answer names is a task of the run
+        self.replication = replication if replication is not None and replication.active else None
+        self.deliveries: dict[str, int] = {}  # a delivery task's name -> the engine's delivery id
         self.deadline = deadline
         self.max_calls = max_calls
         self.lock = threading.Lock()  # a plain lock: the race lab's own waits are never a task's
@@ -322,8 +333,88 @@ class GatedRun(Recorder):
             raise Aborted
 
     def after(self, actor: str, call: CallRecord) -> None:
+        made = self._made(call)
         with self.lock:
             self._record(actor, call)
+            if made and not self.free and self.failure is None:
+                self._add_deliveries(actor, call, made)
+
+    # ------------------------------------------------------------ replication deliveries
+
+    def _made(self, call: CallRecord) -> list[dict[str, Any]]:
+        """The pending deliveries the call's answer named (asked before the lock: one ListReplications)."""
+        if self.replication is None or not call.made or self.free or call.turn is None:
+            return []
+        try:
+            return self.replication.pending(call.made)
+        except LabkitError as error:
+            with self.lock:
+                self._fail(RaceError(f"listing the deliveries of {call.actor}'s call failed: {error}"))
+            raise Aborted from None
+
+    def _add_deliveries(self, actor: str, call: CallRecord, made: list[dict[str, Any]]) -> None:
+        """With the lock held: each delivery a task, waiting from now, after the call that made it."""
+        writer = self.tasks[actor]
+        clock = dict(writer.clock)
+        join_clock(clock, {actor: writer.calls})
+        seen: Counter[str] = Counter()
+        for found in made:
+            target = str(found["To"])
+            seen[target] += 1
+            name = delivery_name(actor, call.seq, target, seen[target])
+            params = {"TableName": found["TableName"], "Key": found["Key"], "From": found["From"], "To": target}
+            record = CallRecord(REPLICATE, params, target, actor=name, seq=0, deps=dict(clock))
+            record.key = call_key(REPLICATE, params)
+            binding = Binding(name, self, None, None, f"delivery {name}")
+            task = Task(name, binding, state=WAITING, call=record, clock=dict(clock), calls=1)
+            task.park = _locked()
+            self.tasks[name] = task
+            self.deliveries[name] = int(found["Id"])
+
+    def _deliver(self, task: Task, call: CallRecord) -> None:
+        """A granted delivery, on a thread of its own: made, recorded, done; then the next turn."""
+        assert self.replication is not None
+        try:
+            outcome = self.replication.deliver(self.deliveries[task.name])
+        except LabkitError as error:
+            with self.lock:
+                self._fail(RaceError(f"delivery {task.name} failed: {error}"))
+            return
+        with self.lock:
+            call.outcome = "ok"
+            call.params = {**call.params, "Outcome": outcome}
+            self._record(task.name, call)
+            self._done(task, None)
+            if self.roots == 0:
+                self._actors_done()
+            else:
+                self._decide()
+
+    def _actors_done(self) -> None:
+        """With the lock held, every actor done: the run ends once no delivery waits (or is in flight).
+
+        The deliveries still waiting are steps like the others, so every run's trace is complete (a
+        strategy sees each delivery's place). With ``converge=False`` a last task, ``[end]``, waits
+        beside them: the run ends at its turn, the deliveries not made by then left pending.
+        """
+        if self.in_flight is not None and self.in_flight.name in self.deliveries:
+            return  # it ends the run, or goes on, when it is made
+        # [end] too, once made: it is the last step of its run whenever it comes (a complete trace)
+        waiting = [t for n, t in self.tasks.items() if (n in self.deliveries or n == END) and t.state == WAITING]
+        if not waiting or self.free or self.failure is not None or self.replication is None:
+            self._end()
+            return
+        if not self.replication.converge and END not in self.tasks:
+            clock: dict[str, int] = {}
+            for t in self.tasks.values():
+                join_clock(clock, {t.name: t.calls} if t.state == DONE else {})
+            record = CallRecord(END, {}, None, actor=END, seq=0, deps=dict(clock))
+            task = Task(END, Binding(END, self, None, None, "the run's end"), state=WAITING, call=record, clock=clock)
+            task.park = _locked()
+            self.tasks[END] = task
+        self._decide()
+        if self.free:
+            self._end()  # the order was used up: the deliveries left are made when the run ends
 
     def _record(self, actor: str, call: CallRecord) -> None:
         call.end = time.perf_counter() - self.t0
@@ -378,7 +469,7 @@ class GatedRun(Recorder):
                             )
                         )
             if self.roots == 0:
-                self._end()
+                self._actors_done()
             else:
                 self._decide()
 
@@ -402,6 +493,8 @@ class GatedRun(Recorder):
         if choice == FREE:
             self.free = True
             for t in waiting.values():
+                if t.name in self.deliveries:
+                    continue  # never a turn: made when the run ends
                 assert t.call is not None
                 t.call.turn = None
                 t.call.start = time.perf_counter() - self.t0
@@ -421,6 +514,13 @@ class GatedRun(Recorder):
         self.in_flight = task
         call.start = time.perf_counter() - self.t0
         task.park.release()
+        if choice == END:  # the run ends here: the deliveries still waiting are left pending
+            self._record(choice, call)
+            self._done(task, None)
+            self._end()
+        elif choice in self.deliveries:
+            # a bare thread: threading.Thread.start is the sub-actors' interception point (it takes this lock)
+            _thread.start_new_thread(self._deliver, (task, call))
 
     def _fail(self, error: LabkitError) -> None:
         """With the lock held: the run fails; waiting calls leave, the run's owner is told."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import threading
@@ -19,6 +20,7 @@ from .choosers import Chooser, OrderChooser
 from .gate import ABORT_GRACE, NO_RETRIES, Aborted, GatedRun, Step
 from .identity import KeySchemas
 from .keys import call_key
+from .replication import Replication, check_converge, is_delivery, split_turns, writer_of
 from .tasks import sub_actor_of
 from .types import Actor
 
@@ -66,17 +68,25 @@ class Interleaving:
 def parse_order(order: str | Sequence[str], actors: Iterable[str]) -> tuple[str, ...]:
     """``"ABAB"``, ``"A B A B"`` or ``["A", "B", "A", "B"]`` -> ``("A", "B", "A", "B")``."""
     if isinstance(order, str):
-        # "ABAB" is four turns; a sub-actor's name ("A.1") is never split into letters
-        steps = order.split() if any(ch.isspace() for ch in order) or "." in order else list(order)
+        # "ABAB" is four turns; a sub-actor's name ("A.1") is never split into letters; a delivery
+        # ("[A1 -> us-east-1]") is one turn
+        spaced = any(ch.isspace() for ch in order) or "." in order or "[" in order
+        steps = split_turns(order) if spaced else list(order)
     else:
         steps = list(order)
     known = list(actors)
-    unknown = sorted({str(s) for s in steps if s not in known and not sub_actor_of(str(s), known)})
+
+    def named(step: str) -> bool:
+        writer = writer_of(step) if is_delivery(step) else step
+        return writer == "" or (writer is not None and (writer in known or sub_actor_of(writer, known)))
+
+    unknown = sorted({str(s) for s in steps if not named(str(s))})
     if unknown:
         raise RaceError(
             f"the order {order!r} names unknown actor(s) {', '.join(map(repr, unknown))}; "
             f"the actors are {', '.join(map(repr, sorted(known)))} (and the threads they start: "
-            "A.1, A.2, ... in start order). Use only those names."
+            "A.1, A.2, ... in start order; and the deliveries of their writes to a global table: "
+            "[A1 -> us-east-1]). Use only those names."
         )
     return tuple(steps)
 
@@ -131,11 +141,16 @@ class Stage:
     endpoint: str | None
     plan: FaultPlan | None = None
     schemas: KeySchemas | None = None
+    #: the lab's hold on replication (:mod:`~labkit.races.replication`): deliveries as steps while active
+    replication: Replication | None = None
 
     @classmethod
-    def of(cls, actors: Mapping[str, Actor], conn: Connection, plan: FaultPlan | None = None) -> Stage:
+    def of(
+        cls, actors: Mapping[str, Actor], conn: Connection, plan: FaultPlan | None = None, converge: bool = True
+    ) -> Stage:
         endpoint = None if conn.backend == "aws" else endpoint_key(conn.endpoint_url)
-        return cls(lab_clients(actors, conn), endpoint, plan, KeySchemas(conn))
+        replication = Replication(conn, converge) if conn.backend == "embedded" else None
+        return cls(lab_clients(actors, conn), endpoint, plan, KeySchemas(conn), replication)
 
 
 class Crew:
@@ -194,7 +209,10 @@ def run_gated(
     """
     install()
     chooser = OrderChooser(order, strict) if isinstance(order, tuple) else order
-    run = GatedRun(chooser, time.monotonic() + timeout, max_calls)
+    replication = stage.replication if stage.replication is not None and stage.replication.active else None
+    if replication is not None:
+        replication.settle()  # a run starts converged: setup's writes are delivered
+    run = GatedRun(chooser, time.monotonic() + timeout, max_calls, replication)
     results: dict[str, Any] = {}
     errors: dict[str, BaseException] = {}
     bindings = {name: Binding(name, run, stage.plan, stage.endpoint) for name in actors}
@@ -237,6 +255,8 @@ def run_gated(
         run.closed = True  # a late call (a thread an actor left running) is refused
     if run.failure is not None:
         raise run.failure
+    if replication is not None and replication.converge:
+        replication.settle()  # the deliveries the run never made: made before the invariant is judged
     ended = chooser.check_end(run.tasks)
     if ended is not None:
         raise ended
@@ -271,6 +291,7 @@ def run_interleaving(
     timeout: float = 10.0,
     strict: bool = True,
     faults: FaultSpec | None = None,
+    converge: bool = True,
 ) -> Interleaving:
     """Run the actors concurrently, their DynamoDB calls forced into ``order`` (a turn = a call).
 
@@ -282,22 +303,28 @@ def run_interleaving(
     on labkit's embedded endpoint, its weak answers (``["B2: stale-read"]``; with a stale read the
     endpoint first forgets the earlier images it keeps, so the read undoes a write of this run,
     never one made before it): see labkit.faults.
+
+    On labkit's embedded endpoint replication is held during the run: each delivery of a write to a
+    global table is a turn of its own, named ``[A1 -> us-east-1]`` (:mod:`~labkit.races.replication`);
+    those the order does not name are made when the run ends (``converge=False``: left pending).
     """
     check_actors(actors)
     check_positive("timeout", timeout)
+    check_converge(converge)
     steps = parse_order(order, actors)
     names = [*actors, *dict.fromkeys(s for s in steps if s not in actors)]  # sub-actors the order names
     plan = plan_for(faults, steps, names)  # checked before any client exists
     need_weak_answers(conn, plan.embedded_labels())
     if {"stale-read", "torn-read"} & set(plan.weak_labels()):  # as explore's: it undoes this run's writes only
         settle_images(conn)
-    stage = Stage.of(actors, conn, plan)
+    stage = Stage.of(actors, conn, plan, converge)
     if stage.schemas is not None:
         from .views import Resolver  # a view named by the run's writes (``B3: stale-read (misses A1)``)
 
         plan.resolver = Resolver(stage.schemas)
     try:
-        return run_gated(actors, steps, stage, timeout, strict)
+        with stage.replication.held() if stage.replication is not None else contextlib.nullcontext():
+            return run_gated(actors, steps, stage, timeout, strict)
     finally:
         plan.close()
 

@@ -282,6 +282,9 @@ class Runner:
         return res, trace, self.judge(res)
 
     def _run(self, chooser: Chooser, faults: tuple[str, ...]) -> tuple[Interleaving, Trace]:
+        replication = self.stage.replication
+        if replication is not None and not replication.converge:
+            replication.settle()  # the last run's leftovers, made before setup puts the table back
         if self.setup is not None:
             self.setup()
         if self.stale if faults == self.faults else self._stale_reads(faults)[0]:

@@ -499,3 +499,174 @@ class Ctx:
             return actor
 
         return {who: make(who, steps) for who, steps in zip(self.program.names, self.program.actors, strict=True)}
+
+
+# ---------------------------------------------------------------- two-region programs (issue 38)
+#
+# A *regional* program: 2 actors of 1-2 calls each on 2 items of a global table (PK/SK) with replicas
+# in us-east-1 and us-west-2 (MRSC: and us-east-2); each call is made in one of the two regions, with
+# that region's plain boto3 client. Every write becomes a delivery per other replica, a step explore
+# orders (labkit.races.replication), so exhaustive search's orders count the deliveries as well. The
+# calls: GetItem (consistent: it reads its region only), PutItem of what the actor read plus a number,
+# UpdateItem SET and ADD, a PutItem guarded by attribute_not_exists (the marker's write), DeleteItem,
+# and a TransactWriteItems of both items (its items replicate one by one). ``converge`` False: the
+# outcome is the replicas as the run left them (the deliveries it never made still pending).
+
+REGION_NAMES = ("us-east-1", "us-west-2")
+#: Regional call kinds, each made in its step's region.
+REGIONAL_KINDS = ("get", "put_from_read", "set", "add", "create", "delete", "transact")
+
+
+@dataclass(frozen=True)
+class RegionalStep:
+    kind: str
+    region: int
+    item: int
+    value: int = 1
+
+
+@dataclass(frozen=True)
+class RegionalProgram:
+    initial: tuple[int | None, ...]
+    actors: tuple[tuple[RegionalStep, ...], ...]
+    strong: bool = False
+    converge: bool = True
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple("ABC"[: len(self.actors)])
+
+    def writes(self) -> int:
+        return sum(1 for steps in self.actors for s in steps if s.kind != "get")
+
+    def steps(self) -> int:
+        """Calls and deliveries: a write makes one per other replica and item (MRSC: two other replicas)."""
+        others = 2 if self.strong else 1
+        items = sum(2 if s.kind == "transact" else 1 for steps in self.actors for s in steps if s.kind != "get")
+        return sum(len(steps) for steps in self.actors) + others * items
+
+
+@st.composite
+def regional_programs(draw: st.DrawFn, most_calls: int = 2, most_steps: int = 6) -> RegionalProgram:
+    """A two-region program: 2 actors of 1-``most_calls`` calls on 2 items, at most ``most_steps`` calls and
+    deliveries in all; MREC mostly, MRSC a quarter."""
+    initial = tuple(draw(st.lists(st.none() | st.integers(0, 2), min_size=2, max_size=2)))
+    step = st.builds(
+        RegionalStep,
+        st.sampled_from(REGIONAL_KINDS),
+        st.integers(0, 1),
+        st.integers(0, 1),
+        st.integers(1, 3),
+    )
+    actors = tuple(tuple(draw(st.lists(step, min_size=1, max_size=most_calls))) for _ in range(2))
+    strong = draw(st.integers(0, 3)) == 0
+    converge = draw(st.booleans())
+    program = RegionalProgram(initial, actors, strong, converge)
+    while program.steps() > most_steps:  # exhaustive search is the oracle: keep its orders few
+        longest = max(range(2), key=lambda i: len(program.actors[i]))
+        if len(program.actors[longest]) > 1:
+            cut = tuple(a[:-1] if i == longest else a for i, a in enumerate(program.actors))
+        else:  # one call each: writes become reads
+            cut = (
+                tuple(tuple(RegionalStep("get", s.region, s.item) for s in a) for a in program.actors[:1])
+                + program.actors[1:]
+            )
+        program = RegionalProgram(initial, cut, strong, converge)
+    return program
+
+
+def _regional_key(item: int) -> dict[str, Any]:
+    return {"PK": {"S": f"ITEM#{item}"}, "SK": {"S": "X"}}
+
+
+@dataclass
+class RegionalWorld:
+    """One endpoint's two global tables (MREC, MRSC) and each region's client."""
+
+    conns: dict[bool, Connection]
+    clients: dict[bool, dict[str, Any]]
+
+    def conn(self, program: RegionalProgram) -> Connection:
+        return self.conns[program.strong]
+
+    def actors(self, program: RegionalProgram) -> dict[str, Callable[[], list[Any]]]:
+        table, clients = self.conns[program.strong].table_name, self.clients[program.strong]
+
+        def actor(steps: tuple[RegionalStep, ...]) -> Callable[[], list[Any]]:
+            def run() -> list[Any]:
+                answers: list[Any] = []
+                read = 0
+                for s in steps:
+                    client = clients[REGION_NAMES[s.region]]
+                    key = _regional_key(s.item)
+                    try:
+                        if s.kind == "get":
+                            item = client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+                            read = int(item["n"]["N"]) if item else 0
+                            answers.append(read if item else None)
+                            continue
+                        if s.kind == "put_from_read":
+                            client.put_item(TableName=table, Item={**key, "n": {"N": str(read + s.value)}})
+                        elif s.kind in ("set", "add"):
+                            expression = "SET n = :v" if s.kind == "set" else "ADD n :v"
+                            client.update_item(
+                                TableName=table,
+                                Key=key,
+                                UpdateExpression=expression,
+                                ExpressionAttributeValues={":v": {"N": str(s.value)}},
+                            )
+                        elif s.kind == "create":
+                            client.put_item(
+                                TableName=table,
+                                Item={**key, "n": {"N": str(s.value)}},
+                                ConditionExpression="attribute_not_exists(PK)",
+                            )
+                        elif s.kind == "delete":
+                            client.delete_item(TableName=table, Key=key)
+                        else:
+                            client.transact_write_items(
+                                TransactItems=[
+                                    {"Put": {"TableName": table, "Item": {**key, "n": {"N": str(s.value)}}}},
+                                    {
+                                        "Update": {
+                                            "TableName": table,
+                                            "Key": _regional_key(1 - s.item),
+                                            "UpdateExpression": "ADD n :v",
+                                            "ExpressionAttributeValues": {":v": {"N": "1"}},
+                                        }
+                                    },
+                                ]
+                            )
+                        answers.append("ok")
+                    except ClientError as exc:
+                        answers.append(str(exc.response["Error"]["Code"]))
+                return answers
+
+            return run
+
+        return {name: actor(steps) for name, steps in zip(program.names, program.actors, strict=True)}
+
+    def setup(self, program: RegionalProgram) -> Callable[[], None]:
+        table, east = self.conns[program.strong].table_name, self.clients[program.strong][REGION_NAMES[0]]
+
+        def reset() -> None:
+            for item, n in enumerate(program.initial):
+                if n is None:
+                    east.delete_item(TableName=table, Key=_regional_key(item))
+                else:
+                    east.put_item(TableName=table, Item={**_regional_key(item), "n": {"N": str(n)}})
+
+        return reset
+
+    def final_state(self, program: RegionalProgram, res: Interleaving) -> Any:
+        """Every region's two items, and every actor's answers."""
+        table, clients = self.conns[program.strong].table_name, self.clients[program.strong]
+        regions = []
+        for region in sorted(clients):
+            items = []
+            for item in range(2):
+                got = clients[region].get_item(TableName=table, Key=_regional_key(item), ConsistentRead=True)
+                items.append(int(got["Item"]["n"]["N"]) if "Item" in got else None)
+            regions.append((region, tuple(items)))
+        answers = tuple((name, repr(res.results.get(name, res.error_codes().get(name)))) for name in program.names)
+        return (tuple(regions), answers)
