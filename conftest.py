@@ -76,7 +76,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
     if item.path.suffix != ".ipynb":
         yield
         return
-    from labkit.backend import ENV_BACKEND, ENV_EMBEDDED_URL, ENV_ENDPOINT_URL
+    from labkit.shared.backend import ENV_BACKEND, ENV_EMBEDDED_URL, ENV_ENDPOINT_URL
 
     if any(os.environ.get(name) for name in (ENV_BACKEND, ENV_ENDPOINT_URL, ENV_EMBEDDED_URL)):
         yield  # the variable already says where a kernel's labkit.connect() goes

@@ -24,7 +24,7 @@ from typing import Any
 from common import client
 
 from labkit.embedded import start_endpoint
-from labkit.operations import DYNAMODB_TARGET
+from labkit.shared.catalogue import DYNAMODB_TARGET
 
 HEADERS = {
     "content-type": "application/x-amz-json-1.0",

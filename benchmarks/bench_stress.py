@@ -23,7 +23,7 @@ from typing import Any
 import common
 
 import labkit
-from labkit.invariants import lost_updates
+from labkit.lab.invariants import lost_updates
 from labkit.races import stress
 
 KEY = {"PK": {"S": "BENCH#counter"}, "SK": {"S": "COUNTER"}}

@@ -1,11 +1,11 @@
 """labkit: notebooks and a small package for two DynamoDB patterns — singleton items and
 uniqueness across several attributes — with a race lab that makes the bugs happen on demand.
 
-The pattern modules are used by name (``labkit.singleton``, ``labkit.uniqueness``); the race lab's
-pictures live in ``labkit.plots`` (imported on demand: matplotlib is slow to import).
+The pattern modules are used by name (``labkit.patterns.singleton``, ``labkit.patterns.uniqueness``); the race lab's
+pictures live in ``labkit.lab.plots`` (imported on demand: matplotlib is slow to import).
 
 ``import labkit`` is cheap: it loads the error tree and the moto version check only. Every other
-public name is imported on first use (PEP 562 ``__getattr__``), so ``import labkit.errors`` never
+public name is imported on first use (PEP 562 ``__getattr__``), so ``import labkit.shared.errors`` never
 loads boto3, pandas, moto or the engine, and ``labkit.connect`` / ``labkit.races`` /
 ``labkit.FlagStore`` still work as before.
 """
@@ -15,8 +15,8 @@ from __future__ import annotations
 import importlib as _importlib
 import typing as _typing
 
-from . import compat as compat  # first: it refuses a moto outside the tested range, before anything imports moto
-from .errors import (
+from .shared import compat as compat  # first: it refuses a moto outside the tested range, before anything imports moto
+from .shared.errors import (
     BackendUnavailable,
     ConfigurationError,
     ConflictError,
@@ -40,23 +40,24 @@ from .errors import (
 )
 
 if _typing.TYPE_CHECKING:  # what the lazy names below are, for type checkers (not imported at run time)
-    from . import invariants, races, singleton, uniqueness
-    from .backend import BACKENDS, Connection, connect
+    from . import races
     from .endpoint import DynamoEngine, EmbeddedEndpoint
-    from .lab import setup_lab
+    from .lab import invariants, setup_lab
+    from .patterns import singleton, uniqueness
+    from .patterns.singleton import Flag, FlagRead, FlagSchema, FlagStore, UpdateResult
+    from .patterns.uniqueness import UniqueRegistry
     from .races import Interleaving, all_interleavings, run_interleaving, sweep
     from .races.stress import stress
-    from .singleton import Flag, FlagRead, FlagSchema, FlagStore, UpdateResult
-    from .table import delete_table, ensure_table, reset_table
-    from .uniqueness import UniqueRegistry
+    from .shared.backend import BACKENDS, Connection, connect
+    from .shared.table import delete_table, ensure_table, reset_table
 
 __version__ = compat.VERSION
 
 #: Public name -> the module it lives in (a module name alone: the module itself).
 _LAZY: dict[str, str] = {
-    "BACKENDS": "backend",
-    "Connection": "backend",
-    "connect": "backend",
+    "BACKENDS": "shared.backend",
+    "Connection": "shared.backend",
+    "connect": "shared.backend",
     "DynamoEngine": "endpoint",
     "EmbeddedEndpoint": "endpoint",
     "setup_lab": "lab",
@@ -65,19 +66,19 @@ _LAZY: dict[str, str] = {
     "run_interleaving": "races",
     "stress": "races",
     "sweep": "races",
-    "Flag": "singleton",
-    "FlagRead": "singleton",
-    "FlagSchema": "singleton",
-    "FlagStore": "singleton",
-    "UpdateResult": "singleton",
-    "delete_table": "table",
-    "ensure_table": "table",
-    "reset_table": "table",
-    "UniqueRegistry": "uniqueness",
-    "invariants": "invariants",
+    "Flag": "patterns.singleton",
+    "FlagRead": "patterns.singleton",
+    "FlagSchema": "patterns.singleton",
+    "FlagStore": "patterns.singleton",
+    "UpdateResult": "patterns.singleton",
+    "delete_table": "shared.table",
+    "ensure_table": "shared.table",
+    "reset_table": "shared.table",
+    "UniqueRegistry": "patterns.uniqueness",
+    "invariants": "lab.invariants",
     "races": "races",
-    "singleton": "singleton",
-    "uniqueness": "uniqueness",
+    "singleton": "patterns.singleton",
+    "uniqueness": "patterns.uniqueness",
 }
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 import labkit
-from labkit.backend import Connection
+from labkit.shared.backend import Connection
 
 # Fixtures live here; helpers that test files import live in modules (tests/helpers.py, a folder's own
 # module such as tests/plugin/teams.py), never in a conftest.py.

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from hypothesis import settings
 
-    from labkit.backend import Connection
+    from labkit.shared.backend import Connection
 
 TOOLS = Path(__file__).resolve().parents[1] / "tools"
 
@@ -103,7 +103,7 @@ def resource_table(conn: Connection) -> Any:
     makes one (``batch_writer`` code, a table made at import time)."""
     import boto3
 
-    from labkit import constants as C
+    from labkit.shared import constants as C
 
     resource = boto3.session.Session().resource(
         "dynamodb",

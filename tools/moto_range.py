@@ -8,7 +8,7 @@ moto release the range allows (and, on request, the newest release of all).
     python tools/moto_range.py --run --tested-here   # ... leaving out this venv's moto (.ci/run: just tested)
 
 The releases come from ``pip index versions moto`` at run time, so a new 5.2.x is tested the day it
-is out; the range is ``labkit.compat.MOTO_RANGE`` (pyproject.toml says the same). Each version is
+is out; the range is ``labkit.shared.compat.MOTO_RANGE`` (pyproject.toml says the same). Each version is
 installed into a throwaway virtual environment of its own (kept under
 ``~/.cache/labkit/moto-venvs/``, keyed by the version and by pyproject.toml and constraints.txt, so
 a second run installs nothing), with labkit's other dependencies from constraints.txt and this
@@ -37,15 +37,15 @@ TESTS = ["tests/endpoint"]
 
 
 def _declared_range() -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """``MOTO_RANGE`` as labkit/compat.py writes it (read, not imported: importing checks the installed moto)."""
-    tree = ast.parse((ROOT / "labkit" / "compat.py").read_text())
+    """``MOTO_RANGE`` as labkit/shared/compat.py writes it (read, not imported: importing checks the installed moto)."""
+    tree = ast.parse((ROOT / "labkit" / "shared" / "compat.py").read_text())
     for node in tree.body:
         if isinstance(node, ast.AnnAssign | ast.Assign):
             targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
             if any(isinstance(t, ast.Name) and t.id == "MOTO_RANGE" for t in targets) and node.value is not None:
                 found: tuple[tuple[int, ...], tuple[int, ...]] = ast.literal_eval(node.value)
                 return found
-    raise SystemExit("moto_range: labkit/compat.py defines no MOTO_RANGE")
+    raise SystemExit("moto_range: labkit/shared/compat.py defines no MOTO_RANGE")
 
 
 MOTO_RANGE = _declared_range()

@@ -8,7 +8,7 @@ A request flows through the engine (:mod:`.engine`) stage by stage, each stage i
         ->  hooks.after  ->  wire (encode)
 
 What one operation adds to those stages is its module in :mod:`.operations` (``GetItem`` ->
-``operations/get_item.py``), found from the catalogue (:mod:`labkit.operations`). The engine's
+``operations/get_item.py``), found from the catalogue (:mod:`labkit.shared.catalogue`). The engine's
 errors are :mod:`.errors` (``ClientFault``); what a validated request touches is :mod:`.plan`.
 Only :mod:`.store.moto_adapter` (the one door to moto) imports moto. The engine imports no plug-in:
 it is handed its hooks and ``Labkit.*`` control operations, and :mod:`labkit.embedded` (the composition root) lists
@@ -19,7 +19,7 @@ transaction leaves nothing behind. The store lives in memory: stopping the proce
 
 from __future__ import annotations
 
-from ..engine_hooks import Hook, Rejection, RequestInfo
+from ..shared.engine_hooks import Hook, Rejection, RequestInfo
 from .engine import Control, DynamoEngine
 from .wire.server import LOOPBACK, EmbeddedEndpoint, bind_loopback
 

@@ -7,7 +7,7 @@ Each stage lives in a room of :mod:`labkit.endpoint` (``wire/``, ``checks/``, ``
 A :class:`~labkit.endpoint.errors.ClientFault` from any stage is the answer (a 4xx, nothing
 written). Anything else that escapes is an engine bug: the HTTP layer answers 500 and logs it.
 
-The engine imports no plug-in. It is handed its hooks (:mod:`labkit.engine_hooks`) and its
+The engine imports no plug-in. It is handed its hooks (:mod:`labkit.shared.engine_hooks`) and its
 control operations (``X-Amz-Target`` -> handler) by whoever builds it — :mod:`labkit.embedded`
 lists labkit's defaults — and plug-ins use only its public methods: :meth:`DynamoEngine.now`,
 :meth:`~DynamoEngine.advance_clock`, :meth:`~DynamoEngine.set_clock`, :attr:`~DynamoEngine.generation`,
@@ -24,10 +24,10 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from .. import constants as C
-from ..engine_hooks import Hook, Rejection, RequestInfo, wants, weak_answer
-from ..operations import DATA_PLANE, TOKENED, weak_answer_misuse
-from ..validation import check_choice, check_non_negative
+from ..shared import constants as C
+from ..shared.catalogue import DATA_PLANE, TOKENED, weak_answer_misuse
+from ..shared.engine_hooks import Hook, Rejection, RequestInfo, wants, weak_answer
+from ..shared.validation import check_choice, check_non_negative
 from .checks.request import validate
 from .errors import ClientFault
 from .metering.consumed_capacity import meter, replay
@@ -56,7 +56,7 @@ class DynamoEngine:
     ``clock`` (seconds, monotonic) is the engine's time: it dates ClientRequestTokens and is the
     ``now`` hooks see (partition buckets, throttling); tests inject a fake one, :meth:`advance_clock`
     moves it forward, :meth:`set_clock` freezes it (a lab owns it) or lets it follow ``clock`` again. ``hooks``
-    see every validated data-plane request they want (see :mod:`labkit.engine_hooks`); none by
+    see every validated data-plane request they want (see :mod:`labkit.shared.engine_hooks`); none by
     default. ``controls`` maps an ``X-Amz-Target`` (e.g. ``"Labkit.SetFaults"``) to the
     :data:`Control` that answers it; any other target is decoded as a DynamoDB request, so an
     engine without controls answers ``Labkit.*`` as DynamoDB answers an unknown operation.
@@ -261,7 +261,9 @@ class DynamoEngine:
         schema_of = self.store.schema_of(request.account, request.region)
         steps = steps_of(request.operation) if request.service == DYNAMODB else NO_STEPS
         plan = validate(request, schema_of, steps.check)
-        self.store.replication.before(request.account, request.region, plan.writes)  # global tables: deliveries due, conflicts
+        self.store.replication.before(
+            request.account, request.region, plan.writes
+        )  # global tables: deliveries due, conflicts
         asked = self.weak.asked(request, plan, schema_of)
         if steps.execute is not None:  # PartiQL: run as data-plane requests
             return self._partiql(request, steps, schema_of, asked is not None)

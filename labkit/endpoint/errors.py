@@ -4,7 +4,7 @@ A :class:`ClientFault` raised anywhere in the pipeline is the answer — ``statu
 ``{"__type": code, "message": ...}`` (:func:`labkit.endpoint.wire.encode.fault_response`) — and
 nothing is written; it never becomes a 500. :func:`cancelled` builds the one fault with a
 per-action body, TransactionCanceledException. (labkit's own error tree, for labkit's users, is
-:mod:`labkit.errors`.)
+:mod:`labkit.shared.errors`.)
 """
 
 from __future__ import annotations

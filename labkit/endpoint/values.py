@@ -2,7 +2,7 @@
 
 * exactly one type per value, and the JSON type that type needs;
 * numbers: at most 38 significant digits, magnitude 1E-130 .. 9.9999999999999999999999999999999999999E+125 (or 0),
-  stored as :func:`labkit.numbers.canonical` writes them (:func:`canonicalise`);
+  stored as :func:`labkit.shared.numbers.canonical` writes them (:func:`canonicalise`);
 * binary: base64; sets: not empty, no duplicates (``1`` and ``1.0`` are the same number);
 * documents nested at most 32 levels.
 """
@@ -15,8 +15,8 @@ import decimal
 from collections.abc import Mapping
 from typing import Any
 
-from .. import constants as C
-from .. import numbers
+from ..shared import constants as C
+from ..shared import numbers
 from .errors import ClientFault
 
 MAX_DEPTH = C.MAX_DOCUMENT_DEPTH

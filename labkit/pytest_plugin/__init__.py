@@ -11,7 +11,7 @@ option.
 **Routing, per test, at send time** (the default, ``--labkit-routing test``)
     While a labkit test runs (its setup, its body, its teardown) every DynamoDB call bound for
     AWS's own endpoint goes to the backend instead — any boto3 client or resource, PynamoDB model
-    without ``host``, client created at import time (:mod:`labkit.routing`). Calls of every other
+    without ``host``, client created at import time (:mod:`labkit.shared.routing`). Calls of every other
     test are left alone: moto's ``mock_aws`` works in them, a real-AWS call goes to AWS. A client
     with an endpoint of its own is not rerouted (the race lab refuses it inside an actor when it
     is not the lab's). A routed call whose client has no credentials is signed with labkit's
@@ -33,7 +33,7 @@ option.
     test. Without it: the ``labkit_backend`` ini option (the same), else ``LABKIT_ENDPOINT_URL``,
     else ``LABKIT_BACKEND`` (the backend of labkit tests only), else the endpoint
     ``AWS_ENDPOINT_URL_DYNAMODB`` (or ``AWS_ENDPOINT_URL``) already names, else ``embedded``: the
-    resolver ``labkit.connect()`` uses (:mod:`labkit.backend_choice`). Anything else stops pytest
+    resolver ``labkit.connect()`` uses (:mod:`labkit.shared.backend_choice`). Anything else stops pytest
     at startup with a usage error.
 Tables
     Tables that code creates during a labkit test (its function-scoped fixtures, its body, its
@@ -42,7 +42,7 @@ Tables
     scope. On ``aws`` labkit deletes only the ``labkit_conn`` tables it created itself.
 ``--labkit-artifacts DIR``
     A failing test whose ``explore`` failed writes the failing run's ``<test id>.race.json`` and
-    ``<test id>.timeline.png`` there (:mod:`labkit.artifacts`), named in the report.
+    ``<test id>.timeline.png`` there (:mod:`labkit.lab.artifacts`), named in the report.
 ``labkit_conn``
     a :class:`labkit.Connection` whose ``table_name`` is a fresh, empty lab table named
     ``labkit-t-<hex>`` (PK/SK strings, the ``email-index`` GSI), deleted after the test.
@@ -88,10 +88,10 @@ from .options import (
     choose_backend,
     source_of,
 )
-from .session import STATE, LabkitSession, state_of
+from .state import STATE, LabkitSession, state_of
 
 if TYPE_CHECKING:
-    from ..routing import Route
+    from ..shared.routing import Route
 
 _TEST_ROUTE: pytest.StashKey[Route | None] = pytest.StashKey()
 

@@ -1,4 +1,4 @@
-"""``--labkit-artifacts DIR``: a failing test's failing explorations, written as files by :mod:`labkit.artifacts`."""
+"""``--labkit-artifacts DIR``: a failing test's failing explorations, written as files by :mod:`labkit.lab.artifacts`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 #: Where ``--labkit-artifacts`` gets its writer (the race lab's; imported only when the option is given).
-ARTIFACTS_MODULE = "labkit.artifacts"
+ARTIFACTS_MODULE = "labkit.lab.artifacts"
 
 
 class Artifacts:

@@ -9,8 +9,8 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from .. import constants as C
-from ..backend_choice import located
+from ..shared import constants as C
+from ..shared.backend_choice import located
 from .options import ENV_ROUTED
 
 
@@ -81,7 +81,7 @@ def route(backend: str) -> EnvironmentOverrides:
     routing = EnvironmentOverrides(url)
     if url is None:
         return routing
-    from ..intercept import endpoint_key
+    from ..shared.intercept import endpoint_key
 
     if endpoint_key(os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")) != endpoint_key(url):  # else: the user's, kept
         routing.set("AWS_ENDPOINT_URL_DYNAMODB", url)

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .options import NONE, TABLE_PREFIX
-from .session import LabkitSession, state_of
+from .state import LabkitSession, state_of
 
 if TYPE_CHECKING:
-    from ..backend import Connection
+    from ..shared.backend import Connection
 
 
 class Connections:
@@ -24,13 +24,13 @@ class Connections:
         self.state = state
 
     def get(self, backend: str) -> Connection:
-        from ..backend import connect
-        from ..errors import BackendUnavailable, ConfigurationError
+        from ..shared.backend import connect
+        from ..shared.errors import BackendUnavailable, ConfigurationError
 
         if backend not in self.known:
             try:
                 # the backend as an argument: it wins over LABKIT_ENDPOINT_URL and LABKIT_BACKEND, as the
-                # session's choice already did (labkit.backend_choice, the resolver connect() uses too)
+                # session's choice already did (labkit.shared.backend_choice, the resolver connect() uses too)
                 if backend == "aws" and self.state is not None:
                     with self.state.original():  # real credentials and region, not the plugin's defaults
                         self.known[backend] = connect(backend)
@@ -66,9 +66,9 @@ def labkit_conn(
     Use ``labkit_conn.client`` for plain calls, ``labkit_conn.new_client()`` for a client per thread,
     and pass ``conn=labkit_conn`` to ``run_interleaving``, ``all_interleavings`` or ``explore``.
     """
-    from ..backend import Connection
-    from ..errors import BackendUnavailable, ConfigurationError
-    from ..table import delete_table, ensure_table
+    from ..shared.backend import Connection
+    from ..shared.errors import BackendUnavailable, ConfigurationError
+    from ..shared.table import delete_table, ensure_table
 
     state = state_of(request.config)
     chosen = state.backend if state is not None else "embedded"

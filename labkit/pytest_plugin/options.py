@@ -2,7 +2,7 @@
 
 ``--labkit-backend``, else the ``labkit_backend`` ini option, else ``LABKIT_ENDPOINT_URL``, else
 ``LABKIT_BACKEND``, else the endpoint the environment names, else ``embedded`` (:func:`choose_backend`):
-labkit's one resolver, :func:`labkit.backend_choice.resolve_backend`, the one ``labkit.connect()`` uses.
+labkit's one resolver, :func:`labkit.shared.backend_choice.resolve_backend`, the one ``labkit.connect()`` uses.
 Anything else is a usage error.
 """
 
@@ -12,8 +12,8 @@ from collections.abc import Mapping
 
 import pytest
 
-from ..backend_choice import BACKEND_NAMES, NONE, BackendChoice, is_url, parse_backend, resolve_backend
-from ..errors import ConfigurationError
+from ..shared.backend_choice import BACKEND_NAMES, NONE, BackendChoice, is_url, parse_backend, resolve_backend
+from ..shared.errors import ConfigurationError
 
 MARKER = "labkit_backends"
 #: ``@pytest.mark.labkit``: a labkit test without the fixture.
@@ -33,7 +33,7 @@ ENV_ROUTED = "LABKIT_ROUTED_URL"
 
 
 def check_backend(value: str, where: str) -> str:
-    """A backend's name or URL (:func:`labkit.backend_choice.parse_backend`); anything else a usage error."""
+    """A backend's name or URL (:func:`labkit.shared.backend_choice.parse_backend`); anything else a usage error."""
     try:
         return parse_backend(value, where)
     except ConfigurationError as exc:
@@ -50,7 +50,7 @@ def user_endpoint(environ: Mapping[str, str]) -> str | None:
 
 
 def choice_of(option: str | None, environ: Mapping[str, str], ini: str | None = None) -> BackendChoice:
-    """labkit's one resolver (:func:`labkit.backend_choice.resolve_backend`, as ``labkit.connect()``):
+    """labkit's one resolver (:func:`labkit.shared.backend_choice.resolve_backend`, as ``labkit.connect()``):
     ``--labkit-backend``, else the ``labkit_backend`` ini option, else ``LABKIT_ENDPOINT_URL``, else
     ``LABKIT_BACKEND``, else the endpoint the environment names for botocore, else embedded."""
     named = user_endpoint(environ)

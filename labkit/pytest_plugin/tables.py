@@ -6,8 +6,8 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
-from .. import constants as C
-from ..operations import Op
+from ..shared import constants as C
+from ..shared.catalogue import Op
 from .options import TABLE_PREFIX
 
 
@@ -15,7 +15,7 @@ class TableTracker:
     """Sees every CreateTable that reaches the lab; the tables a labkit test created are dropped after it."""
 
     def __init__(self, url: str) -> None:
-        from ..intercept import endpoint_key
+        from ..shared.intercept import endpoint_key
 
         self.url = url
         self.key = endpoint_key(url)
@@ -24,7 +24,7 @@ class TableTracker:
         self._clients: dict[str, Any] = {}
 
     def _ours(self, client: Any) -> bool:
-        from ..intercept import reached
+        from ..shared.intercept import reached
 
         return reached(client) == self.key
 
@@ -42,7 +42,7 @@ class TableTracker:
         """DeleteTable for each; a table the test already deleted is fine."""
         from botocore.exceptions import BotoCoreError, ClientError
 
-        from ..backend import new_session
+        from ..shared.backend import new_session
 
         for region, name in dict.fromkeys(tables):
             client = self._clients.get(region)

@@ -18,16 +18,16 @@ exactly one HTTP request — or ``fn()``, using its own clients: their retries s
 one API call with the SDK's retries inside it, and the history's ``retries`` column counts them.
 The retries an actor's own code makes are ordinary calls. Calls beyond the order run freely once
 the order is exhausted. Calls from threads bound to no actor (setup, the invariant, the test
-body) pass ungated. What cannot be gated is refused with :class:`~labkit.errors.RaceError`: a
+body) pass ungated. What cannot be gated is refused with :class:`~labkit.shared.errors.RaceError`: a
 client for another endpoint than the lab's (nothing is sent), an aiobotocore call, a request that
 bypassed botocore's client call, a call from a thread an actor left running after its run.
 
 An actor that ends with a DynamoDB error (``ClientError`` or one of labkit's
-:data:`~labkit.errors.OUTCOME_ERRORS`, e.g. ``ConditionalCheckFailedException`` or
+:data:`~labkit.shared.errors.OUTCOME_ERRORS`, e.g. ``ConditionalCheckFailedException`` or
 ``ValueTaken``) has produced an *outcome*: it lands in ``res.errors``. An order that cannot
 be followed — an unknown actor, an actor that returns or fails before taking all its turns,
 an actor that raises anything else, a turn not taken within ``timeout`` — raises
-:class:`~labkit.errors.RaceError` and never hangs.
+:class:`~labkit.shared.errors.RaceError` and never hangs.
 
 Threads and pool tasks an actor starts are *sub-actors* (``A.1``, ``A.2`` in start order) with
 turns of their own: the gate chooses who goes next only when every thread of the run stands
@@ -48,12 +48,12 @@ each call point), ``shrink`` (the smallest counterexample), ``replay`` (reading 
 ``anomalies`` (what a history shows with no invariant: a lost update, a check-then-write duplicate, ...),
 ``exploration`` (the verdict, the replay file it writes, the listeners told of it) and ``explore``
 (gives each scheduler its share, builds the verdict). The interception point and the call record
-are on the floor (:mod:`labkit.intercept`). The race lab imports no lesson; lessons import nothing from here.
+are on the floor (:mod:`labkit.shared.intercept`). The race lab imports no lesson; lessons import nothing from here.
 """
 
 from __future__ import annotations
 
-from ..errors import error_code
+from ..shared.errors import error_code
 from .anomalies import ANOMALIES, Anomaly
 from .explore import Exploration, ExploreConfig, add_listener, explore, remove_listener
 from .history import HISTORY_COLUMNS

@@ -5,7 +5,7 @@ what was asked, what came back — ``outcome``, ``found``, ``more``, ``left``, `
 ``retries``) and names every anomaly below it shows, each with the calls that show it, in turn
 order. Items are named by their table's key schema (:func:`~labkit.races.identity.item_access`),
 never guessed. A call is *applied* when its outcome is ``ok``; calls are ordered by their turns.
-A call is named as faults are (:func:`~labkit.faults.kinds.call_point`): ``A2`` is actor A's second
+A call is named as faults are (:func:`~labkit.engine_plugins.faults.kinds.call_point`): ``A2`` is actor A's second
 call, ``A.1#2`` the second call of the first thread A started.
 
 ``lost-update``
@@ -57,9 +57,9 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ValidationError
-from ..faults.kinds import call_point
-from ..operations import Op
+from ..engine_plugins.faults.kinds import call_point
+from ..shared.catalogue import Op
+from ..shared.errors import ValidationError
 from .identity import Access, KeyNames, canonical, item_access
 
 LOST_UPDATE = "lost-update"

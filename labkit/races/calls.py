@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..errors import RaceError, ValidationError
-from ..intercept import CallRecord
+from ..shared.errors import RaceError, ValidationError
+from ..shared.intercept import CallRecord
 from .identity import EVERYTHING, TOKENS, Access, KeyNames, accesses, conflict
 from .replication import END, REPLICATE, delivery_access
 

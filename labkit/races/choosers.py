@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol
 
-from ..errors import RaceError, error_code
+from ..shared.errors import RaceError, error_code
 from .tasks import BLOCKED, DONE, Task
 
 #: A chooser's answer that ends the forced order: every call from then on runs ungated.

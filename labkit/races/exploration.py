@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..compat import VERSION
-from ..errors import ValidationError
+from ..shared.compat import VERSION
+from ..shared.errors import ValidationError
 from .anomalies import Anomaly
 from .interleave import Interleaving
 from .replay import FORMAT

@@ -54,7 +54,7 @@ answer with it, that run goes without it, and a call point that only some orders
 scenarios when a run first reaches it (:class:`~labkit.races.scenarios.Scenarios`).
 
 Actors must be deterministic: given the same answers from DynamoDB they make the same calls.
-:func:`explore` checks this on every run and raises :class:`~labkit.errors.RaceError` naming the
+:func:`explore` checks this on every run and raises :class:`~labkit.shared.errors.RaceError` naming the
 actor and the step when it does not.
 
 This module only orchestrates: it checks the arguments (:class:`ExploreConfig` holds the tuning
@@ -72,10 +72,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ValidationError
-from ..faults.control import need_weak_answers
-from ..faults.kinds import EMBEDDED_ONLY
-from ..validation import check_callable, check_choice, check_int, check_positive
+from ..engine_plugins.faults.control import need_weak_answers
+from ..engine_plugins.faults.kinds import EMBEDDED_ONLY
+from ..shared.errors import ValidationError
+from ..shared.validation import check_callable, check_choice, check_int, check_positive
 from .anomalies import check_allow
 from .calls import BudgetSpent, Call, Coverage, Scheduler, conflicts
 from .exploration import Exploration, add_listener, remove_listener, tell
@@ -89,7 +89,7 @@ from .strategies import AUTO, STRATEGIES, Share, portfolio
 from .tasks import sub_actor_of
 
 if TYPE_CHECKING:
-    from ..backend import Connection
+    from ..shared.backend import Connection
     from .types import Actor
 
 

@@ -1,6 +1,6 @@
 """Gating: the forced run, which holds each call its actors make for its turn, and records it.
 
-The calls reach a session (:mod:`labkit.races.sessions`) through :mod:`labkit.intercept` (one
+The calls reach a session (:mod:`labkit.races.sessions`) through :mod:`labkit.shared.intercept` (one
 interception point every botocore client passes, and a thread -> actor binding).
 
 :class:`GatedRun` is a scheduler over the run's *tasks* (:mod:`labkit.races.tasks`) — the actors, and
@@ -28,8 +28,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from ..errors import OUTCOME_ERRORS, LabkitError, RaceError
-from ..intercept import Binding, CallRecord
+from ..shared.errors import OUTCOME_ERRORS, LabkitError, RaceError
+from ..shared.intercept import Binding, CallRecord
 from .choosers import FREE, Chooser
 from .keys import call_key
 from .replication import END, REPLICATE, Replication, delivery_name

@@ -7,9 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import ValidationError
-from ..operations import READS, WRITES
-from ..validation import check_columns, check_int
+from ..shared.catalogue import READS, WRITES
+from ..shared.errors import ValidationError
+from ..shared.validation import check_columns, check_int
 
 #: Columns of a history DataFrame, in order.
 HISTORY_COLUMNS = ("actor", "seq", "turn", "operation", "key", "start", "end", "outcome", "retries", "injected")

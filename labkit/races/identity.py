@@ -4,7 +4,7 @@ An item is ``(table, hash key value, range key value)``: the key attributes come
 ``KeySchema`` (DescribeTable, once per table per exploration: :class:`KeySchemas`), never guessed
 from the attributes a request happens to carry — a PutItem's ``Item`` holds the key among other
 attributes, and a table may be keyed ``id``, ``user_id`` or ``pk``/``sk``. The items a request
-names come from the operation catalogue (:func:`labkit.operations.item_keys`: Key, Item, each
+names come from the operation catalogue (:func:`labkit.shared.catalogue.item_keys`: Key, Item, each
 action of a transaction — ConditionCheck reads — each key of a batch).
 
 What each kind of call touches (:func:`accesses`):
@@ -36,12 +36,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..intercept import bound
-from ..operations import CATALOGUE, Op, item_keys
-from ..partition_keys import canonical_sent
+from ..shared.catalogue import CATALOGUE, Op, item_keys
+from ..shared.intercept import bound
+from ..shared.partition_keys import canonical_sent
 
 if TYPE_CHECKING:
-    from ..backend import Connection
+    from ..shared.backend import Connection
 
 #: A key attribute's value, canonical: (type, text) — numbers as DynamoDB stores them, binaries as base64.
 KeyValue = tuple[str, str]
@@ -95,7 +95,7 @@ def conflict(a: frozenset[Access], b: frozenset[Access]) -> bool:
 def canonical(av: Any) -> KeyValue | None:
     """A key attribute value as the call holds it (``{"S": "x"}``, ``{"N": "1.0"}``, ``{"B": b"..."}``), canonical.
 
-    The engine's own identity (:func:`labkit.partition_keys.canonical_sent`): ``-0`` is ``0``,
+    The engine's own identity (:func:`labkit.shared.partition_keys.canonical_sent`): ``-0`` is ``0``,
     ``1E0`` is ``1``, a B given as text is its UTF-8 bytes, as botocore sends it.
     """
     return canonical_sent(av)
@@ -124,7 +124,7 @@ class KeySchemas:
         if region is None or region == self.conn.region:
             return self.conn.client
         if region not in self._clients:
-            from ..backend import Connection
+            from ..shared.backend import Connection
 
             other = Connection(self.conn.backend, self.conn.endpoint_url, region, self.conn.table_name)
             self._clients[region] = other.new_client()

@@ -11,11 +11,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import RaceError, ValidationError, error_code
-from ..faults import FaultPlan, FaultSpec, plan_for
-from ..faults.control import need_weak_answers, settle_images
-from ..intercept import Binding, bind_thread, bound, endpoint_key, install
-from ..validation import check_callable, check_positive
+from ..engine_plugins.faults import FaultPlan, FaultSpec, plan_for
+from ..engine_plugins.faults.control import need_weak_answers, settle_images
+from ..shared.errors import RaceError, ValidationError, error_code
+from ..shared.intercept import Binding, bind_thread, bound, endpoint_key, install
+from ..shared.validation import check_callable, check_positive
 from .choosers import Chooser, OrderChooser
 from .gate import ABORT_GRACE, NO_RETRIES, Aborted, GatedRun, Step
 from .identity import KeySchemas
@@ -27,7 +27,7 @@ from .types import Actor
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..backend import Connection
+    from ..shared.backend import Connection
 
 # ---------------------------------------------------------------- forced interleavings
 
@@ -202,7 +202,7 @@ def run_gated(
     """Run the actors once, concurrently, each on a thread bound to it, their calls forced into ``order``.
 
     Every DynamoDB call on an actor's thread, or on threads and pool tasks it starts (any
-    botocore client: :mod:`labkit.intercept`), waits for its turn. ``order`` is the order of turns
+    botocore client: :mod:`labkit.shared.intercept`), waits for its turn. ``order`` is the order of turns
     (:class:`~labkit.races.choosers.OrderChooser`) or explore's chooser. The arguments are already
     checked (:func:`run_interleaving` is the public way in); a stage is reused across runs of the
     same actors (:func:`~labkit.races.all_interleavings`), and so is a crew (explore).
@@ -302,7 +302,7 @@ def run_interleaving(
     (e.g. ``["B2: lose-response"]``, ``["A.1#1: lose-response"]``) injects DynamoDB's failures and,
     on labkit's embedded endpoint, its weak answers (``["B2: stale-read"]``; with a stale read the
     endpoint first forgets the earlier images it keeps, so the read undoes a write of this run,
-    never one made before it): see labkit.faults.
+    never one made before it): see labkit.engine_plugins.faults.
 
     On labkit's embedded endpoint replication is held during the run: each delivery of a write to a
     global table is a turn of its own, named ``[A1 -> us-east-1]`` (:mod:`~labkit.races.replication`);

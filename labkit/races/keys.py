@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..operations import Op
+from ..shared.catalogue import Op
 
 if TYPE_CHECKING:
     from .identity import KeyNames

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..errors import RaceError, ValidationError
-from ..validation import check_int, check_positive
+from ..shared.errors import RaceError, ValidationError
+from ..shared.validation import check_int, check_positive
 from .interleave import Interleaving, Stage, check_actors, run_gated
 from .types import Actor
 
 if TYPE_CHECKING:
-    from ..backend import Connection
+    from ..shared.backend import Connection
 
 #: all_interleavings refuses to run more orders than this (the count grows factorially).
 MAX_ORDERS = 2000

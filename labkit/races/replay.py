@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..compat import VERSION as __version__
-from ..errors import ValidationError
+from ..shared.compat import VERSION as __version__
+from ..shared.errors import ValidationError
 
 if TYPE_CHECKING:
-    from ..backend import Connection
+    from ..shared.backend import Connection
     from .interleave import Interleaving
     from .types import Actor
 

@@ -29,12 +29,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LabkitError, ValidationError
-from ..faults.control import deliver_replications, replications, set_replication_lag
+from ..engine_plugins.faults.control import deliver_replications, replications, set_replication_lag
+from ..shared.errors import LabkitError, ValidationError
 from .identity import Access, item_access
 
 if TYPE_CHECKING:
-    from ..backend import Connection
+    from ..shared.backend import Connection
 
 #: The operation a delivery step is recorded with (never a DynamoDB operation).
 REPLICATE = "Replicate"

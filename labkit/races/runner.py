@@ -20,13 +20,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import RaceError
-from ..faults import FaultPlan, parse_faults
-from ..faults.control import settle_images
-from ..faults.kinds import VIEWED, StaleRead, TornRead
-from ..faults.views import BEHIND
-from ..intercept import CallRecord
-from ..operations import WEAK_ANSWER_NONE, Op, WeakAnswer, tables_of
+from ..engine_plugins.faults import FaultPlan, parse_faults
+from ..engine_plugins.faults.control import settle_images
+from ..engine_plugins.faults.kinds import VIEWED, StaleRead, TornRead
+from ..engine_plugins.faults.views import BEHIND
+from ..shared.catalogue import WEAK_ANSWER_NONE, Op, WeakAnswer, tables_of
+from ..shared.errors import RaceError
+from ..shared.intercept import CallRecord
 from .anomalies import Anomaly, find
 from .calls import BudgetSpent, Call, Coverage, Scheduler, Trace, nondeterministic, nondeterministic_turn
 from .choosers import Chooser, OrderChooser
@@ -37,7 +37,7 @@ from .tasks import BLOCKED, DONE, QUEUED, Task
 from .views import TORN_READ_ACCESS, Resolver, torn_write
 
 if TYPE_CHECKING:
-    from ..backend import Connection
+    from ..shared.backend import Connection
     from .types import Actor
 
 

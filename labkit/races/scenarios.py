@@ -2,7 +2,7 @@
 
 ``explore(..., faults=["lose-response", "transaction-conflict"])`` explores every chosen order
 once with no fault and once per *scenario*: one fault (the race lab's injection,
-:mod:`labkit.faults`) on one call of one actor — ``"B2: lose-response"`` is B's second call,
+:mod:`labkit.engine_plugins.faults`) on one call of one actor — ``"B2: lose-response"`` is B's second call,
 applied by DynamoDB and its answer lost. The first call points come from each actor's solo run after
 ``setup()``; a fault is placed only where DynamoDB can answer with it (:func:`can_give`): a
 ``TransactionConflict`` meets writes and transactions, never a GetItem or a Query; a
@@ -25,11 +25,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import ValidationError
-from ..faults import FAULT_NAMES
-from ..faults.kinds import EMBEDDED_ONLY, call_point
-from ..faults.views import View
-from ..operations import WeakAnswer
+from ..engine_plugins.faults import FAULT_NAMES
+from ..engine_plugins.faults.kinds import EMBEDDED_ONLY, call_point
+from ..engine_plugins.faults.views import View
+from ..shared.catalogue import WeakAnswer
+from ..shared.errors import ValidationError
 
 #: The faults explore places at every call point (``hold`` needs two turns of one transaction).
 EXPLORE_FAULTS = tuple(name for name in FAULT_NAMES if name != "hold")

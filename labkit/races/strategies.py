@@ -26,7 +26,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..errors import ValidationError
+from ..shared.errors import ValidationError
 from .calls import Call, Coverage, Scheduler, Trace, conflicts
 from .choosers import prefer
 from .orders import count_orders

@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from botocore.exceptions import BotoCoreError, ClientError
 
-from ..errors import OUTCOME_ERRORS, LabkitError, RaceError, ValidationError, error_code
-from ..intercept import Binding, bound, endpoint_key, install
-from ..validation import check_callable, check_int
+from ..shared.errors import OUTCOME_ERRORS, LabkitError, RaceError, ValidationError, error_code
+from ..shared.intercept import Binding, bound, endpoint_key, install
+from ..shared.validation import check_callable, check_int
 from .sessions import WorkerTally
 from .types import StressOp
 
 if TYPE_CHECKING:
-    from ..backend import Connection
+    from ..shared.backend import Connection
 
 #: Columns of a stress DataFrame, in order.
 STRESS_COLUMNS = (
@@ -109,7 +109,7 @@ def _worker(
 
 
 def _process_worker(args: tuple[Any, ...]) -> list[dict[str, Any]]:
-    from ..backend import Connection
+    from ..shared.backend import Connection
 
     op, (backend, url, region, table), worker, ops, barrier, stop = args
     conn = Connection(backend, url, region, table)

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..intercept import Binding, CallRecord
+from ..shared.intercept import Binding, CallRecord
 
 RUNNING, QUEUED, WAITING, GRANTED, BLOCKED, DONE = "running", "queued", "waiting", "granted", "blocked", "done"
 

@@ -1,6 +1,6 @@
 """The views of a weak answer the race lab explores at a read, and the engine's form of each as it goes out.
 
-A stale or torn read is named by the writes of the run it does not see (:mod:`labkit.faults.views`:
+A stale or torn read is named by the writes of the run it does not see (:mod:`labkit.engine_plugins.faults.views`:
 ``B3: stale-read (index misses A1)``). :func:`views_at` lists the views worth a scenario at one read
 of a run without faults — the reduction (decision 205): not every subset of what the history keeps,
 only what can change this read's answer:
@@ -28,10 +28,10 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..faults.kinds import StaleRead, TornRead, WeakAnswerFault
-from ..faults.views import BEHIND, INDEX_MISSES, MISSES, View, Write
-from ..intercept import CallRecord
-from ..operations import Op, WeakAnswer, WeakForm, item_keys, key_name
+from ..engine_plugins.faults.kinds import StaleRead, TornRead, WeakAnswerFault
+from ..engine_plugins.faults.views import BEHIND, INDEX_MISSES, MISSES, View, Write
+from ..shared.catalogue import Op, WeakAnswer, WeakForm, item_keys, key_name
+from ..shared.intercept import CallRecord
 from .identity import Access, KeySchemas, accesses, item_access
 
 #: The most views offered at one read (a GSI read after many writes to many items): the first, fewest items first.

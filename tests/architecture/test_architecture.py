@@ -15,7 +15,7 @@ run-time import of B by A:
 
 Layers, bottom to top (docs/architecture.md draws them): the shared floor; the engine core
 (labkit/endpoint/) beside the engine plug-ins (throughput, faults), which meet only in the
-composition root (labkit/embedded.py); the race lab; the lessons; views over them; the commands
+composition root (labkit/embedded/__init__.py); the race lab; the lessons; views over them; the commands
 and plugin on top. A layer imports only the layers :data:`MAY_IMPORT` lists; the one exception is
 :data:`UPWARD`, a lazy edge from the floor to the composition root. Inside the engine core, the
 rooms of labkit/endpoint/ (:data:`ROOMS`) are layered the same way (:data:`ROOM_MAY_IMPORT`).
@@ -100,7 +100,7 @@ ROOM_MAY_IMPORT: dict[str, set[str]] = {
 }
 #: The floor's one upward edge: ``connect("embedded")`` asks the composition root for the shared
 #: endpoint, inside the function (docs/decisions.md, "One composition root").
-UPWARD = {("labkit.backend", "labkit.embedded")}
+UPWARD = {("labkit.shared.backend", "labkit.embedded")}
 LESSONS = ("singleton", "uniqueness")
 #: The client side of faults: notation, race-lab injection, rules, the control client.
 FAULTS_CLIENT = ("answers", "kinds", "race", "rules", "control")
@@ -340,7 +340,7 @@ def test_rooms__each_engine_import_goes_to_an_allowed_room() -> None:
 
 def test_upward_edge__floor_reaches_the_composition_root_lazily_only() -> None:
     """backend imports labkit.embedded inside connect() only, and the root never reaches backend:
-    so the edge cannot close a cycle, and `import labkit.backend` does not load the engine."""
+    so the edge cannot close a cycle, and `import labkit.shared.backend` does not load the engine."""
     for a, b in UPWARD:
         assert edges_of(a)[b] is True, f"{a} imports {b} at module level"
         assert a not in reachable(graph(), [b])
@@ -362,7 +362,7 @@ def test_floor__imports_no_wing() -> None:
 
 
 def test_engine_plugins__reach_no_engine() -> None:
-    """throughput and faults talk to the engine through labkit.engine_hooks, never by import."""
+    """throughput and faults talk to the engine through labkit.shared.engine_hooks, never by import."""
     plugins = [m for m in graph() if layer_of(m) == "engine plug-ins"]
     assert in_wing(reachable(graph(), plugins), "endpoint", "embedded") == []
 
@@ -370,7 +370,7 @@ def test_engine_plugins__reach_no_engine() -> None:
 @pytest.mark.parametrize("module", FAULTS_CLIENT)
 def test_faults_client_side__imports_no_engine(module: str) -> None:
     """Fault notation, race-lab injection, rules and the control client never load the engine."""
-    reached = reachable(graph(), [f"labkit.faults.{module}"])
+    reached = reachable(graph(), [f"labkit.engine_plugins.faults.{module}"])
     assert in_wing(reached, "endpoint", "embedded", "faults.injector") == []
 
 
@@ -417,17 +417,19 @@ def test_engines_and_endpoints__constructed_only_in_the_composition_root() -> No
 HEAVY = ("pandas", "boto3", "botocore", "moto", "matplotlib", "labkit.endpoint", "labkit.embedded")
 
 
-@pytest.mark.parametrize("statement", ["import labkit", "import labkit.errors", "from labkit import errors"])
+@pytest.mark.parametrize(
+    "statement", ["import labkit", "import labkit.shared.errors", "from labkit.shared import errors"]
+)
 def test_import__cheap__no_pandas_boto3_moto_or_engine(statement: str) -> None:
-    """`import labkit` / `import labkit.errors` load the error tree only (as -X importtime shows)."""
+    """`import labkit` / `import labkit.shared.errors` load the error tree only (as -X importtime shows)."""
     code = f"{statement}\nimport sys\nprint('\\n'.join(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     loaded = out.stdout.split()
     assert [m for m in loaded if any(m == h or m.startswith(h + ".") for h in HEAVY)] == []
-    assert "labkit.errors" in loaded
+    assert "labkit.shared.errors" in loaded
 
 
-@pytest.mark.parametrize("statement", ["import labkit.intercept", "import labkit.operations"])
+@pytest.mark.parametrize("statement", ["import labkit.shared.intercept", "import labkit.shared.catalogue"])
 def test_import__floor_modules__no_pandas_no_race_lab_no_engine(statement: str) -> None:
     """The interception floor (the plugin's and the race lab's) loads botocore only; the catalogue nothing."""
     code = f"{statement}\nimport sys\nprint('\\n'.join(sorted(sys.modules)))"
@@ -442,11 +444,11 @@ def test_import__floor_modules__no_pandas_no_race_lab_no_engine(statement: str) 
 def test_import__public_name__loaded_on_first_use() -> None:
     """labkit.connect, labkit.races and labkit.FlagStore still work: imported when first touched."""
     code = (
-        "import sys, labkit\nassert 'labkit.backend' not in sys.modules\n"
+        "import sys, labkit\nassert 'labkit.shared.backend' not in sys.modules\n"
         "print(labkit.connect.__module__, labkit.races.__name__, labkit.FlagStore.__name__)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
-    assert out.stdout.split() == ["labkit.backend", "labkit.races", "FlagStore"]
+    assert out.stdout.split() == ["labkit.shared.backend", "labkit.races", "FlagStore"]
 
 
 # --- the checker itself ------------------------------------------------------------------------
@@ -464,8 +466,11 @@ def test_imports_of__function_level_counts_type_checking_does_not() -> None:
         "if TYPE_CHECKING:\n    from .races import run_interleaving\n"
         "def f():\n    from .embedded import shared_endpoint\n"
     )
-    known = {"labkit", "labkit.constants", "labkit.races", "labkit.embedded", "labkit.backend"}
-    assert imports_of("labkit.backend", source, known, False) == {"labkit.constants": False, "labkit.embedded": True}
+    known = {"labkit", "labkit.shared.constants", "labkit.races", "labkit.embedded", "labkit.shared.backend"}
+    assert imports_of("labkit.shared.backend", source, known, False) == {
+        "labkit.shared.constants": False,
+        "labkit.embedded": True,
+    }
 
 
 def test_imports_of__package_loading_submodules_by_name__imports_each() -> None:
@@ -477,6 +482,6 @@ def test_imports_of__package_loading_submodules_by_name__imports_each() -> None:
 
 def test_imports_of__submodule_import__runs_its_package() -> None:
     """Importing labkit.endpoint.engine from outside runs labkit/endpoint/__init__ too."""
-    known = {"labkit", "labkit.endpoint", "labkit.endpoint.engine", "labkit.throughput"}
-    edges = imports_of("labkit.throughput", "from .endpoint.engine import X\n", known, False)
+    known = {"labkit", "labkit.endpoint", "labkit.endpoint.engine", "labkit.engine_plugins.throughput"}
+    edges = imports_of("labkit.engine_plugins.throughput", "from .endpoint.engine import X\n", known, False)
     assert set(edges) == {"labkit.endpoint", "labkit.endpoint.engine"}

@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 from labkit.endpoint.operations import NO_STEPS, Steps, module_name, steps_of
-from labkit.operations import CATALOGUE, DATA_PLANE, STATEMENTS
+from labkit.shared.catalogue import CATALOGUE, DATA_PLANE, STATEMENTS
 
 LABKIT = Path(__file__).resolve().parents[2] / "labkit"
 OPERATIONS = LABKIT / "endpoint" / "operations"
@@ -35,7 +35,7 @@ def test_layout__engine_modules_are_a_few_hundred_lines_at_most() -> None:
 
 
 def test_operations__every_module_is_named_for_a_catalogue_operation_and_defines_steps() -> None:
-    """A module in operations/ without a record in labkit/operations/catalogue.py would never be loaded."""
+    """A module in operations/ without a record in labkit/shared/catalogue/records.py would never be loaded."""
     modules = {module_name(name): name for name, record in CATALOGUE.items() if record.service == "dynamodb"}
     found = sorted(p.stem for p in OPERATIONS.glob("*.py") if p.stem != "__init__")
     assert [stem for stem in found if stem not in modules] == []

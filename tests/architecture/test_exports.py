@@ -32,19 +32,19 @@ NAMES_BEFORE_THE_SPLIT: dict[str, list[str]] = json.loads(
 )
 #: Modules whose __all__ is curated: sorted, every entry exists.
 CURATED = (
-    "labkit.codec",
-    "labkit.costs",
+    "labkit.shared.codec",
+    "labkit.lab.costs",
     "labkit.embedded",
-    "labkit.counter",
-    "labkit.errors",
-    "labkit.faults",
-    "labkit.invariants",
-    "labkit.plots",
+    "labkit.patterns.counter",
+    "labkit.shared.errors",
+    "labkit.engine_plugins.faults",
+    "labkit.lab.invariants",
+    "labkit.lab.plots",
     "labkit.races",
-    "labkit.singleton",
-    "labkit.table",
-    "labkit.throughput",
-    "labkit.uniqueness",
+    "labkit.patterns.singleton",
+    "labkit.shared.table",
+    "labkit.engine_plugins.throughput",
+    "labkit.patterns.uniqueness",
 )
 
 

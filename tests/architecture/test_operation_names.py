@@ -1,4 +1,4 @@
-"""The operation catalogue's records (labkit/operations/catalogue.py) are the one place operation names are written.
+"""The operation catalogue's records (labkit/shared/catalogue/records.py) are the one place operation names are written.
 
 Every set of operation names in labkit derives from it; an operation-name string literal anywhere
 else in labkit/ fails here, with the file, the line and the name to use instead.
@@ -13,8 +13,8 @@ from typing import Any
 import botocore.session
 import pytest
 
-from labkit import operations as ops
-from labkit.operations import CATALOGUE, Op
+from labkit.shared import catalogue as ops
+from labkit.shared.catalogue import CATALOGUE, Op
 
 PACKAGE = Path(__file__).resolve().parents[2] / "labkit"
 #: What a literal may spell: DynamoDB's name, labkit's control name with or without its prefix,
@@ -33,11 +33,11 @@ def literals(path: Path) -> list[tuple[int, str]]:
 
 
 def test_operation_names__no_literal_outside_the_catalogue() -> None:
-    """`"GetItem"` is written once, in labkit/operations/catalogue.py; elsewhere it is Op.GET_ITEM or a derived set."""
+    """`"GetItem"` is written once, in labkit/shared/catalogue/records.py; elsewhere it is Op.GET_ITEM or a derived set."""
     found = [
         f"{path.relative_to(PACKAGE.parent)}:{line}: {text!r} (use Op.{SPELLINGS[text].name})"
         for path in sorted(PACKAGE.rglob("*.py"))
-        if path != PACKAGE / "operations" / "catalogue.py"
+        if path != PACKAGE / "shared" / "catalogue" / "records.py"
         for line, text in literals(path)
     ]
     assert found == []

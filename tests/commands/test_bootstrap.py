@@ -308,9 +308,13 @@ def test_wheel__a_teams_venv_from_the_wheelhouse__runs_its_race_test_from_an_emp
         [str(team_venv / "bin" / "labkit"), "--version"], capture_output=True, text=True, env=clean
     )
     assert command.stdout.strip() == f"labkit {version(bootstrap.DISTRIBUTION)}"
-    plots = subprocess.run([python, "-c", "import labkit.plots"], capture_output=True, text=True, cwd=team, env=clean)
+    plots = subprocess.run(
+        [python, "-c", "import labkit.lab.plots"], capture_output=True, text=True, cwd=team, env=clean
+    )
     last = plots.stderr.strip().splitlines()[-1]
-    assert plots.returncode == 1 and last.startswith("labkit.compat.MissingExtra: labkit.plots needs matplotlib")
+    assert plots.returncode == 1 and last.startswith(
+        "labkit.shared.compat.MissingExtra: labkit.lab.plots needs matplotlib"
+    )
     assert "`lab` extra" in last
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import boto3
 import pytest
 
-from labkit.cli import main
+from labkit.commands.cli import main
 from tests.serving import Served, free_port, labkit_serve
 
 
@@ -89,7 +89,7 @@ def test_serve__start__imports_neither_the_exercises_nor_pandas_nor_motos_iam() 
     with labkit_serve(env=_env(PYTHONPROFILEIMPORTTIME="1")) as running:
         imported = {line.split("|")[-1].strip() for line in running.banner if line.startswith("import time:")}
     assert {"labkit.endpoint.engine", "moto.dynamodb.models"} <= imported  # the log is there and the engine built
-    assert not imported & {"pandas", "labkit.exercises", "moto.iam", "cryptography"}
+    assert not imported & {"pandas", "labkit.lab.exercises", "moto.iam", "cryptography"}
 
 
 def test_serve__real_client__lists_tables(served: Served) -> None:
@@ -237,7 +237,7 @@ def test_serve__port_out_of_range__exit_2(capsys: pytest.CaptureFixture[str]) ->
 
 def test_lab__as_root__adds_allow_root_and_says_so_in_one_line() -> None:
     """Root (containers, CI boxes) needs no extra flag: labkit adds --allow-root once and says so."""
-    from labkit.launcher import jupyter_command
+    from labkit.commands.launcher import jupyter_command
 
     command, notes = jupyter_command(Path("/nb"), [], python="py", euid=0)
     assert command[:3] == ["py", "-m", "jupyterlab"] and command.count("--allow-root") == 1
@@ -250,7 +250,7 @@ def test_lab__as_root__adds_allow_root_and_says_so_in_one_line() -> None:
 
 def test_lab__command__loopback_notebooks_and_settings_from_this_python() -> None:
     """JupyterLab runs from this interpreter (nothing on PATH), on 127.0.0.1, on notebooks/, with labkit's settings."""
-    from labkit.launcher import SETTINGS_DIR, jupyter_command
+    from labkit.commands.launcher import SETTINGS_DIR, jupyter_command
 
     command, _ = jupyter_command(Path("/nb"), ["--", "--ServerApp.token=abc"], euid=1000)
     assert command[:3] == [sys.executable, "-m", "jupyterlab"]
@@ -263,7 +263,7 @@ def test_lab__command__loopback_notebooks_and_settings_from_this_python() -> Non
 
 def test_lab__explicit_ip__replaces_the_loopback_default() -> None:
     """The compose service's `--ip=0.0.0.0` is passed once; jupyter refuses two ip options."""
-    from labkit.launcher import jupyter_command
+    from labkit.commands.launcher import jupyter_command
 
     command, _ = jupyter_command(Path("/nb"), ["--ip=0.0.0.0", "--allow-root"], euid=0)
     ips = [arg for arg in command if arg.split("=")[0] in ("--ip", "--ServerApp.ip")]
@@ -272,7 +272,7 @@ def test_lab__explicit_ip__replaces_the_loopback_default() -> None:
 
 def test_lab__unknown_options__are_passed_on_to_jupyter() -> None:
     """`labkit lab --allow-root --ServerApp.port=9999` keeps labkit's own options and hands the rest on."""
-    from labkit.cli import build_parser
+    from labkit.commands.cli import build_parser
 
     args, unknown = build_parser().parse_known_args(["lab", "--no-browser", "--ServerApp.port=9999"])
     assert args.no_browser is True and unknown == ["--ServerApp.port=9999"]

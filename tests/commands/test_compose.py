@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from labkit.backend import Connection
+from labkit.shared.backend import Connection
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 import labkit
-from labkit.backend import Connection
 from labkit.embedded import DYNAMODB_LOCAL, start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 from labkit.lab import engine_available, has_engine, where
+from labkit.shared.backend import Connection
 
 
 @pytest.fixture(scope="module")

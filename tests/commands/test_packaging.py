@@ -23,7 +23,7 @@ import pytest
 
 import bootstrap
 import labkit
-from labkit.compat import DISTRIBUTION, MissingExtra, require
+from labkit.shared.compat import DISTRIBUTION, MissingExtra, require
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -36,7 +36,7 @@ def _name(requirement: str) -> str:
 
 
 def test_distribution_name__one_name_for_pyproject_bootstrap_and_metadata() -> None:
-    """pyproject.toml, bootstrap.py and labkit.compat name the distribution alike; its metadata is
+    """pyproject.toml, bootstrap.py and labkit.shared.compat name the distribution alike; its metadata is
     installed under that name (not under ``labkit``), at pyproject's version; the command and the
     pytest plugin keep the name ``labkit``."""
     assert PROJECT["name"] == bootstrap.DISTRIBUTION == DISTRIBUTION == "labkit-dynamodb"
@@ -44,7 +44,7 @@ def test_distribution_name__one_name_for_pyproject_bootstrap_and_metadata() -> N
     with pytest.raises(PackageNotFoundError):
         distribution("labkit")  # bootstrap retired the old name from this venv
     points = {(ep.group, ep.name): ep.value for ep in distribution(DISTRIBUTION).entry_points}
-    assert points[("console_scripts", "labkit")] == "labkit.cli:main"
+    assert points[("console_scripts", "labkit")] == "labkit.commands.cli:main"
     assert points[("pytest11", "labkit")] == "labkit.pytest_plugin"
 
 
@@ -127,7 +127,7 @@ class _NoMatplotlib(importlib.abc.MetaPathFinder):
 
 @pytest.fixture
 def no_matplotlib(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in [m for m in sys.modules if m.split(".")[0] == "matplotlib" or m == "labkit.plots"]:
+    for name in [m for m in sys.modules if m.split(".")[0] == "matplotlib" or m == "labkit.lab.plots"]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setattr(sys, "meta_path", [_NoMatplotlib(), *sys.meta_path])
 
@@ -141,25 +141,25 @@ def _says_install_the_lab_extra(exc: pytest.ExceptionInfo[MissingExtra], what: s
 
 @pytest.mark.usefixtures("no_matplotlib")
 def test_no_matplotlib__import_labkit_plots__names_the_lab_extra() -> None:
-    """``import labkit.plots`` without matplotlib: MissingExtra (an ImportError), one line."""
+    """``import labkit.lab.plots`` without matplotlib: MissingExtra (an ImportError), one line."""
     with pytest.raises(MissingExtra) as exc:
-        import labkit.plots  # noqa: F401
-    _says_install_the_lab_extra(exc, "labkit.plots")
+        import labkit.lab.plots  # noqa: F401
+    _says_install_the_lab_extra(exc, "labkit.lab.plots")
 
 
 @pytest.mark.usefixtures("no_matplotlib")
 def test_no_matplotlib__storm_cost_and_exercise_figures__name_the_lab_extra() -> None:
-    """The figures outside labkit.plots: the storm picture, the cost comparison, an exercise's timeline."""
-    from labkit.costs.compare import plot_costs
-    from labkit.exercises.verdict import Finding
-    from labkit.storms import plot_storm
+    """The figures outside labkit.lab.plots: the storm picture, the cost comparison, an exercise's timeline."""
+    from labkit.lab.costs.compare import plot_costs
+    from labkit.lab.exercises.verdict import Finding
+    from labkit.lab.storms import plot_storm
 
     with pytest.raises(MissingExtra) as storm:
         plot_storm({}, 1.0)
-    _says_install_the_lab_extra(storm, "labkit.storms.plot_storm")
+    _says_install_the_lab_extra(storm, "labkit.lab.storms.plot_storm")
     with pytest.raises(MissingExtra) as costs:
         plot_costs(pd.DataFrame(), pd.DataFrame())
-    _says_install_the_lab_extra(costs, "labkit.costs.plot_costs")
+    _says_install_the_lab_extra(costs, "labkit.lab.costs.plot_costs")
     finding = Finding("read-modify-write", "lost", "A B A B", interleaving=cast(Any, object()))
     with pytest.raises(MissingExtra) as timeline:
         finding.figure()

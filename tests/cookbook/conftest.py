@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from labkit import constants as C
-from labkit.backend import Connection
 from labkit.races.scenarios import EXPLORE_FAULTS
+from labkit.shared import constants as C
+from labkit.shared.backend import Connection
 from recipes.client import dynamodb_client
 
 #: DynamoDB's weak answers (issue 26): an eventually consistent read answered as of before the most

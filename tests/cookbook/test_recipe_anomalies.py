@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from labkit.backend import Connection
 from labkit.races import Exploration, explore
+from labkit.shared.backend import Connection
 from recipes.flags import FlagReader
 from recipes.guarded_update import update
 from recipes.migration import migrate, retire

@@ -11,10 +11,10 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from labkit import uniqueness as uniq
-from labkit.backend import Connection
+from labkit.patterns import uniqueness as uniq
 from labkit.races import Interleaving, explore
-from labkit.table import reset_table
+from labkit.shared.backend import Connection
+from labkit.shared.table import reset_table
 from recipes.audit import checked_repair, naive_repair, scan_findings
 from recipes.uniqueness import register_request
 

@@ -8,8 +8,8 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from labkit.backend import Connection
 from labkit.races import explore
+from labkit.shared.backend import Connection
 from recipes.flags import DEFAULTS, KEY, FlagReader, Flags, decode
 from tests.cookbook.conftest import FAULTS
 

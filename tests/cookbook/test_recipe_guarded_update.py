@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, ConnectionClosedError, ReadTimeoutError
 
-from labkit.backend import Connection
-from labkit.faults import inject
+from labkit.engine_plugins.faults import inject
 from labkit.races import explore, run_interleaving
+from labkit.shared.backend import Connection
 from recipes.guarded_update import KEEP_OPS, OutcomeUnknown, RetriesExhausted, update
 from tests.cookbook.conftest import FAULTS, outcome
 

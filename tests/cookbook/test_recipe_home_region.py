@@ -18,10 +18,10 @@ from uuid import uuid4
 import pytest
 from botocore.exceptions import ClientError
 
-from labkit import constants as C
-from labkit.backend import Connection
 from labkit.embedded import start_endpoint
 from labkit.races import Interleaving, explore
+from labkit.shared import constants as C
+from labkit.shared.backend import Connection
 from recipes.client import dynamodb_client
 from recipes.guarded_update import RetriesExhausted, update
 from recipes.home_region import HOME_REGION, home_client

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from labkit.backend import Connection
 from labkit.races import explore
+from labkit.shared.backend import Connection
 from recipes.migration import V1, V2, migrate, retire
 from tests.cookbook.conftest import FAULTS, Runs
 

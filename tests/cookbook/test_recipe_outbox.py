@@ -13,12 +13,12 @@ from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.exceptions import ClientError
 
 import labkit
-from labkit import uniqueness as uniq
-from labkit.backend import Connection
 from labkit.embedded import start_endpoint
-from labkit.faults import inject
+from labkit.engine_plugins.faults import inject
+from labkit.patterns import uniqueness as uniq
 from labkit.races import explore
-from labkit.table import ensure_table, reset_table
+from labkit.shared.backend import Connection
+from labkit.shared.table import ensure_table, reset_table
 from recipes import outbox
 from recipes.outbox import TOKEN_WINDOW, deliver, deliver_pending, enqueue, pending
 from recipes.uniqueness import register_request

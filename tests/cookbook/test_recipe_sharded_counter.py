@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from labkit.backend import Connection
 from labkit.races import explore
+from labkit.shared.backend import Connection
 from recipes.sharded_counter import add, add_once, shard_key, total
 from tests.cookbook.conftest import FAULTS, Runs
 

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from labkit import uniqueness as uniq
-from labkit.backend import Connection
+from labkit.patterns import uniqueness as uniq
 from labkit.races import explore
-from labkit.table import reset_table, table_spec
+from labkit.shared.backend import Connection
+from labkit.shared.table import reset_table, table_spec
 from recipes.client import CONFIG
 from recipes.table import DEFINITION, ensure_table
 from recipes.uniqueness import register_request

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from labkit import uniqueness as uniq
-from labkit.backend import Connection
-from labkit.errors import LookAlikeValue
 from labkit.lab import recording
+from labkit.patterns import uniqueness as uniq
 from labkit.races import explore
-from labkit.table import reset_table
+from labkit.shared.backend import Connection
+from labkit.shared.errors import LookAlikeValue
+from labkit.shared.table import reset_table
 from recipes.cancellation import (
     CHANGE_EMAIL_FIELDS,
     SIGN_UP_FIELDS,
@@ -171,7 +171,7 @@ def test_change_email_request__same_email__none__and_dynamodb_refuses_the_two_ac
 def test_recipes__register_change_delete__the_requests_labkit_sends(
     tconn: Connection, account_id: str, email: str, username: str, emails: list[str]
 ) -> None:
-    """The recipes' TransactWriteItems equal labkit.uniqueness's, action by action, but for the random token."""
+    """The recipes' TransactWriteItems equal labkit.patterns.uniqueness's, action by action, but for the random token."""
     client, table = tconn.new_client(), tconn.table_name
 
     def with_recipes() -> None:

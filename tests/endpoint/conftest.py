@@ -21,11 +21,11 @@ from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, settings
 
 import labkit
-from labkit import constants as C
-from labkit.backend import Connection
 from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
-from labkit.operations import DYNAMODB_TARGET
+from labkit.shared import constants as C
+from labkit.shared.backend import Connection
+from labkit.shared.catalogue import DYNAMODB_TARGET
 
 #: The fuzz tests' example count: 100 in the README's loop; the workflow's nightly job runs 2,000
 #: (LABKIT_FUZZ_EXAMPLES=2000; 5000 for a deeper local run).

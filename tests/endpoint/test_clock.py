@@ -1,5 +1,5 @@
 """The engine's one clock, and a lab that owns it: ``DynamoEngine.set_clock``, ``Labkit.SetClock``,
-``Labkit.AdvanceClock``, :func:`labkit.faults.lab_clock` (decision 140)."""
+``Labkit.AdvanceClock``, :func:`labkit.engine_plugins.faults.lab_clock` (decision 140)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from labkit import constants as C
-from labkit.backend import Connection
 from labkit.embedded import DYNAMODB_LOCAL, LABKIT, start_endpoint
 from labkit.endpoint import DynamoEngine, EmbeddedEndpoint
-from labkit.errors import ConfigurationError, ValidationError
-from labkit.faults import lab_clock, set_lab_clock
-from labkit.throughput import set_partition_scale
+from labkit.engine_plugins.faults import lab_clock, set_lab_clock
+from labkit.engine_plugins.throughput import set_partition_scale
+from labkit.shared import constants as C
+from labkit.shared.backend import Connection
+from labkit.shared.errors import ConfigurationError, ValidationError
 from tests.endpoint.conftest import FakeClock, hot_write, make_table, post, raw_client
 
 

@@ -1,4 +1,4 @@
-"""The composition root (labkit/embedded.py): the profiles' engines, over real HTTP, and the
+"""The composition root (labkit/embedded/__init__.py): the profiles' engines, over real HTTP, and the
 engine's public API its plug-ins use (clock, hooks, controls, generation)."""
 
 from __future__ import annotations
@@ -11,13 +11,19 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from labkit import constants as C
-from labkit.backend import Connection
 from labkit.embedded import DYNAMODB_LOCAL, LABKIT, PROFILES, build_engine, shared_endpoint, start_endpoint
 from labkit.endpoint import DynamoEngine, EmbeddedEndpoint, Rejection, RequestInfo
-from labkit.errors import ConfigurationError, ValidationError
-from labkit.faults import CONTROL_OPERATIONS, FaultInjector, FaultRules, advance_clock, set_endpoint_faults
-from labkit.throughput import PartitionThrottle, set_partition_scale
+from labkit.engine_plugins.faults import (
+    CONTROL_OPERATIONS,
+    FaultInjector,
+    FaultRules,
+    advance_clock,
+    set_endpoint_faults,
+)
+from labkit.engine_plugins.throughput import PartitionThrottle, set_partition_scale
+from labkit.shared import constants as C
+from labkit.shared.backend import Connection
+from labkit.shared.errors import ConfigurationError, ValidationError
 from tests.endpoint.conftest import FakeClock, hot_write, make_table, post, raw_client
 
 

@@ -39,13 +39,13 @@ from botocore.config import Config
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labkit.backend import Connection
-from labkit.constants import REPLICATIONS_HEADER
 from labkit.embedded import DYNAMODB_LOCAL, regions_line, start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 from labkit.endpoint.store.durable import LOG, read_records
-from labkit.faults import deliver_replications, replications, set_replication_lag
-from labkit.operations import DYNAMODB_TARGET, Op
+from labkit.engine_plugins.faults import deliver_replications, replications, set_replication_lag
+from labkit.shared.backend import Connection
+from labkit.shared.catalogue import DYNAMODB_TARGET, Op
+from labkit.shared.constants import REPLICATIONS_HEADER
 from tests.endpoint.conftest import FUZZ, FakeClock, make_table, post, refused
 
 EAST, WEST, OHIO, IRELAND = "us-east-1", "us-west-2", "us-east-2", "eu-west-1"
@@ -625,7 +625,7 @@ def test_data_directory__a_write_and_its_deliveries__one_record(tmp_path: Any) -
 
 
 def test_python_helpers__list_deliver_and_lag__as_the_control_operations(endpoint: EmbeddedEndpoint, east: Any) -> None:
-    """``labkit.faults.replications``, ``deliver_replications`` and ``set_replication_lag`` send the control
+    """``labkit.engine_plugins.faults.replications``, ``deliver_replications`` and ``set_replication_lag`` send the control
     operations from a connection: what a lesson or the race lab calls."""
     conn = Connection("embedded", endpoint.url, WEST)
     name = global_table(east, WEST)

@@ -10,14 +10,9 @@ import pytest
 from botocore.exceptions import ClientError
 
 import labkit
-from labkit import constants as C
-from labkit.backend import Connection
 from labkit.embedded import start_endpoint
 from labkit.endpoint import DynamoEngine, EmbeddedEndpoint
-from labkit.engine_hooks import RequestInfo
-from labkit.errors import ValidationError
-from labkit.storms import plot_storm, storm
-from labkit.throughput import (
+from labkit.engine_plugins.throughput import (
     SCALE_TAG,
     PartitionThrottle,
     TableSettings,
@@ -29,6 +24,11 @@ from labkit.throughput import (
     set_partition_scale,
     throttling_reasons,
 )
+from labkit.lab.storms import plot_storm, storm
+from labkit.shared import constants as C
+from labkit.shared.backend import Connection
+from labkit.shared.engine_hooks import RequestInfo
+from labkit.shared.errors import ValidationError
 from tests.endpoint.conftest import FakeClock
 
 ARN = "arn:aws:dynamodb:us-east-1:123456789012:table/labkit-t"

@@ -39,7 +39,7 @@ from labkit.embedded import DYNAMODB_LOCAL, start_endpoint
 from labkit.endpoint import DynamoEngine, EmbeddedEndpoint
 from labkit.endpoint import engine as engine_module
 from labkit.endpoint.checks.request import validate
-from labkit.operations import WEAK_ANSWER_HEADER, WEAK_ANSWER_WHERE, WeakAnswer, key_name
+from labkit.shared.catalogue import WEAK_ANSWER_HEADER, WEAK_ANSWER_WHERE, WeakAnswer, key_name
 
 from .conftest import engine_headers, key, make_table, raw_client, refused
 

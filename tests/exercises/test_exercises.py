@@ -1,4 +1,4 @@
-"""labkit.exercises: the checker fails each classic wrong answer with its own explanation,
+"""labkit.lab.exercises: the checker fails each classic wrong answer with its own explanation,
 passes the reference solutions every time, and gives a clear verdict for broken solutions.
 
 The wrong solutions are in tests/exercises/wrong_answers.py, written the way learners write them.
@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-import labkit.exercises as ex
-from labkit.backend import Connection
-from labkit.errors import RetriesExhausted, ValidationError
-from labkit.exercises.solutions import REFERENCE, SETTINGS_KEY
-from labkit.exercises.trial import SPIN_CALLS
-from labkit.singleton import FlagStore
+import labkit.lab.exercises as ex
+from labkit.lab.exercises.solutions import REFERENCE, SETTINGS_KEY
+from labkit.lab.exercises.trial import SPIN_CALLS
+from labkit.patterns.singleton import FlagStore
+from labkit.shared.backend import Connection
+from labkit.shared.errors import RetriesExhausted, ValidationError
 from recipes import guarded_update
 from tests.exercises.wrong_answers import (
     CATALOGUE,
@@ -282,8 +282,8 @@ def test_readme__exercise_example__prints_the_lines_it_shows(
 def test_finding__replay__reproduces_the_lost_update_on_a_seeded_table(conn: Connection, tconn: Connection) -> None:
     """The verdict's replay line, run on a table holding the starting item, loses the same change."""
     import labkit
-    from labkit.exercises.raise_limit import SEED
-    from labkit.invariants import scan_rows
+    from labkit.lab.exercises.raise_limit import SEED
+    from labkit.lab.invariants import scan_rows
 
     finding = ex.check("raise-limit", rl_read_modify_write, conn=conn).findings[0]
     assert finding.replay is not None

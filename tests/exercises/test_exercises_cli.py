@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-import labkit.exercises.cli as cli
-from labkit.cli import main
-from labkit.exercises import solutions
+import labkit.lab.exercises.cli as cli
+from labkit.commands.cli import main
+from labkit.lab.exercises import solutions
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,6 +1,6 @@
 """The classic wrong answers to the workshop exercises, written the way learners write them.
 
-Plain boto3 calls; each is one of the mistakes the checker (labkit.exercises) must name.
+Plain boto3 calls; each is one of the mistakes the checker (labkit.lab.exercises) must name.
 :data:`CATALOGUE` lists them with the exercise, the mistake's kind and words the verdict must use.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 import time
 import uuid
 
-from labkit.errors import RetriesExhausted, TransactionConflict, ValueTaken
-from labkit.exercises.solutions import REFERENCE
-from labkit.uniqueness import account_key, marker_key, normalise_email, normalise_username
+from labkit.lab.exercises.solutions import REFERENCE
+from labkit.patterns.uniqueness import account_key, marker_key, normalise_email, normalise_username
+from labkit.shared.errors import RetriesExhausted, TransactionConflict, ValueTaken
 
 KEY = {"PK": {"S": "SETTINGS#APP"}, "SK": {"S": "FLAGS#V1"}}
 
@@ -249,7 +249,7 @@ def ce_separate_calls(client, table_name, account_id, new_email):
 
 def ce_no_normalisation(client, table_name, account_id, new_email):
     if "@" not in new_email or "." not in new_email.split("@")[-1]:
-        from labkit.errors import ValidationError
+        from labkit.shared.errors import ValidationError
 
         raise ValidationError("bad email")
     old = _get(client, table_name, account_id)["email"]["S"]
@@ -616,5 +616,10 @@ CATALOGUE = [
     ("unique-sign-up", su_storm_emails_taken, "conflict-as-taken", "a value nobody holds is not taken"),
     ("change-email", ce_taken_as_retries_exhausted, "taken-not-refused", "raised RetriesExhausted, not ValueTaken"),
     ("change-email", ce_same_email_rewritten, "same-email", "sent PutItem; the new email normalises to the one"),
-    ("change-email", ce_unknown_account_crashes, "unknown-account", "raises labkit.errors.NotFound and writes nothing"),
+    (
+        "change-email",
+        ce_unknown_account_crashes,
+        "unknown-account",
+        "raises labkit.shared.errors.NotFound and writes nothing",
+    ),
 ]

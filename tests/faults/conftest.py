@@ -15,11 +15,11 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from labkit import uniqueness as U
-from labkit.backend import Connection
-from labkit.faults import (
+from labkit.engine_plugins.faults import (
     set_endpoint_faults,
 )
+from labkit.patterns import uniqueness as U
+from labkit.shared.backend import Connection
 
 CONFLICT = {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}
 

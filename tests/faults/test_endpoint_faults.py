@@ -11,17 +11,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from labkit import constants as C
-from labkit import uniqueness as U
-from labkit.backend import Connection
-from labkit.cli import main
-from labkit.errors import (
-    ConfigurationError,
-    StaleAccount,
-    TransactionConflict,
-    ValidationError,
-)
-from labkit.faults import (
+from labkit.commands.cli import main
+from labkit.engine_plugins.faults import (
     FaultRule,
     FaultRules,
     LabClock,
@@ -33,8 +24,17 @@ from labkit.faults import (
     load_rules,
     set_endpoint_faults,
 )
-from labkit.operations import WEAK_ANSWER_HEADER
+from labkit.patterns import uniqueness as U
 from labkit.races import run_interleaving
+from labkit.shared import constants as C
+from labkit.shared.backend import Connection
+from labkit.shared.catalogue import WEAK_ANSWER_HEADER
+from labkit.shared.errors import (
+    ConfigurationError,
+    StaleAccount,
+    TransactionConflict,
+    ValidationError,
+)
 from tests.faults.conftest import CONFLICT, client, get, item, plain_table, serve_with_faults
 
 # ---------------------------------------------------------------- endpoint rules

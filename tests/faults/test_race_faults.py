@@ -7,16 +7,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, ConnectionClosedError, ReadTimeoutError
 
-from labkit import uniqueness as U
-from labkit.backend import Connection
-from labkit.errors import (
-    OutcomeUnknown,
-    RaceError,
-    TransactionConflict,
-    ValidationError,
-    ValueTaken,
-)
-from labkit.faults import (
+from labkit.engine_plugins.faults import (
     Conflict,
     Hold,
     LoseResponse,
@@ -27,7 +18,16 @@ from labkit.faults import (
     parse_faults,
     rejection,
 )
+from labkit.patterns import uniqueness as U
 from labkit.races import run_interleaving
+from labkit.shared.backend import Connection
+from labkit.shared.errors import (
+    OutcomeUnknown,
+    RaceError,
+    TransactionConflict,
+    ValidationError,
+    ValueTaken,
+)
 from tests.faults.conftest import CONFLICT, client, get, injected, item, signup
 
 #: A run here ends at its error after a call or two; this bound is only the stall guard (a hang), so its size is free.
@@ -204,7 +204,7 @@ def test_race_fault__internal_error_applied__written_then_500(tconn: Connection)
         (["A1 throttle"], "is not 'ACTOR N: fault'"),
         (["A0: throttle"], "call number must be an int >= 1, not 0"),
         (["A1: throttle", "A1: hold"], "two faults on A1"),
-        ({"A": {1: "throttle"}}, "not a labkit.faults.Fault"),
+        ({"A": {1: "throttle"}}, "not a labkit.engine_plugins.faults.Fault"),
         ("A1: throttle", "pass a list of strings"),
     ],
 )

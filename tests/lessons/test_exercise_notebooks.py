@@ -3,7 +3,7 @@
 Each source in ``lessons/exercises/`` holds the answer between ``### BEGIN SOLUTION`` and
 ``### END SOLUTION``; ``tools/notebooks.py`` writes the learner's notebook (the stub in its place) and
 the solution notebook (the answer kept). The answer, and every definition the notebook gives the
-learner, equal ``labkit/exercises/solutions.py``: the code ``labkit exercises`` and the checker's tests
+learner, equal ``labkit/lab/exercises/solutions.py``: the code ``labkit exercises`` and the checker's tests
 run. ``tests/lessons/test_notebook_sources.py`` checks the committed notebooks equal what the sources generate;
 nbval (the README's test command) runs them.
 """
@@ -21,12 +21,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from labkit.exercises import names
-from labkit.exercises.solutions import REFERENCE
+from labkit.lab.exercises import names
+from labkit.lab.exercises.solutions import REFERENCE
 from tests.helpers import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
-SOLUTIONS_PY = ROOT / "labkit" / "exercises" / "solutions.py"
+SOLUTIONS_PY = ROOT / "labkit" / "lab" / "exercises" / "solutions.py"
 
 
 TOOL = load_tool("notebooks")
@@ -43,7 +43,7 @@ def _checked(source: Path) -> tuple[str, str]:
     """The exercise name and the function the notebook's check cell hands to the checker."""
     text = "\n".join(c.source for c in TOOL.read(source).cells if c.cell_type == "code")
     found = re.search(r'labkit\.exercises\.check\("([a-z-]+)", (\w+), conn=conn\)', text)
-    assert found, f"{source.name}: no `labkit.exercises.check(...)` cell"
+    assert found, f"{source.name}: no `labkit.lab.exercises.check(...)` cell"
     return found[1], found[2]
 
 
@@ -70,7 +70,7 @@ def _definitions(text: str) -> dict[str, str]:
 
 
 def test_sources__one_per_exercise__in_workshop_order_with_a_learner_and_a_solution_notebook() -> None:
-    """Three exercise sources, in labkit.exercises' order; each writes NN_x.ipynb and solutions/NN_x.ipynb."""
+    """Three exercise sources, in labkit.lab.exercises' order; each writes NN_x.ipynb and solutions/NN_x.ipynb."""
     assert [_checked(s)[0] for s in SOURCES] == names()
     for source in SOURCES:
         learner, solution = TOOL.targets(source)
@@ -87,7 +87,7 @@ def test_solution_notebook__answer_between_markers_is_the_reference_function(sou
     body = inspect.getsource(REFERENCE[exercise]).splitlines()
     assert REFERENCE[exercise].__name__ == function
     assert [line for line in cell.splitlines() if line.strip() not in (TOOL.BEGIN, TOOL.END)] == body, (
-        f"the answer in {source.relative_to(ROOT)} differs from {function} in labkit/exercises/solutions.py: "
+        f"the answer in {source.relative_to(ROOT)} differs from {function} in labkit/lab/exercises/solutions.py: "
         "make them equal (the checker's tests run solutions.py)"
     )
     assert cell.splitlines()[1].strip() == TOOL.BEGIN and cell.splitlines()[-1].strip() == TOOL.END
@@ -105,7 +105,7 @@ def test_source__every_definition_solutions_py_also_has__is_the_same_text(source
         for name, definition in _definitions(text).items():
             if name in reference:
                 assert definition == reference[name], (
-                    f"{source.name}: {name} differs from labkit/exercises/solutions.py"
+                    f"{source.name}: {name} differs from labkit/lab/exercises/solutions.py"
                 )
                 shared.append(name)
     assert _checked(source)[1] in shared and len(shared) >= 2  # the answer and what the learner is given
@@ -155,7 +155,7 @@ def test_committed_outputs__learner_says_not_solved_yet_and_solution_passed(sour
         assert text.strip().endswith(expected), text
 
 
-EXERCISES_DIR = ROOT / "labkit" / "exercises"
+EXERCISES_DIR = ROOT / "labkit" / "lab" / "exercises"
 #: Not a rule: the stub itself ("not solved yet").
 NOT_A_RULE = {"not-solved"}
 
@@ -227,18 +227,18 @@ def test_task__names_every_rule_the_checker_enforces_by_its_verdict_name(source:
         (
             "01_raise_limit",
             [
-                "raise `labkit.errors.RetriesExhausted(message, attempts)` having written nothing",
+                "raise `labkit.shared.errors.RetriesExhausted(message, attempts)` having written nothing",
                 "counts such a call as not done",
                 "giving up there fails (`condition-without-retry`)",
             ],
         ),
         (
             "02_unique_sign_up",
-            ["raise `labkit.errors.TransactionConflict(message, reasons)`", "never `ValueTaken` for it"],
+            ["raise `labkit.shared.errors.TransactionConflict(message, reasons)`", "never `ValueTaken` for it"],
         ),
         (
             "03_change_email",
-            ["read the account again and retry", "raise `labkit.errors.RetriesExhausted(message, attempts)`"],
+            ["read the account again and retry", "raise `labkit.shared.errors.RetriesExhausted(message, attempts)`"],
         ),
     ],
 )

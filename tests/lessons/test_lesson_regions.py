@@ -22,9 +22,9 @@ import pytest
 
 import recipes.guarded_update
 import recipes.uniqueness
-from labkit.backend import Connection
 from labkit.embedded import DYNAMODB_LOCAL, start_endpoint
-from labkit.faults import set_replication_lag
+from labkit.engine_plugins.faults import set_replication_lag
+from labkit.shared.backend import Connection
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTIONS = {

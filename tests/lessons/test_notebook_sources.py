@@ -198,7 +198,7 @@ def test_lab_settings__jupytext_adds_no_launcher_item() -> None:
     off every format its schema turns on, so learners see the launcher they saw before."""
     import json
 
-    from labkit.launcher import SETTINGS_DIR
+    from labkit.commands.launcher import SETTINGS_DIR
 
     schema_file = Path(sys.prefix, "share/jupyter/labextensions/jupyterlab-jupytext/schemas/jupyterlab-jupytext")
     schema = json.loads((schema_file / "plugin.json").read_text())

@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from labkit import uniqueness as u
-from labkit.backend import Connection
-from labkit.races import all_interleavings
-from labkit.singleton import (
+from labkit.patterns import uniqueness as u
+from labkit.patterns.singleton import (
     FlagStore,
     lost_changes,
     stored_item,
 )
+from labkit.races import all_interleavings
+from labkit.shared.backend import Connection
 
 SAFE = {
     "signup_enabled": False,
@@ -256,7 +256,7 @@ TENANT_FIELDS: dict[str | tuple[str, ...], str] = {"username": "HANDLE", ("tenan
 
 def stored(tconn: Connection, pk: str, sk: str = "LOCK") -> dict[str, Any] | None:
     """One item by key (strongly consistent), plain values, or None."""
-    from labkit.codec import from_wire
+    from labkit.shared.codec import from_wire
 
     out = tconn.client.get_item(TableName=tconn.table_name, Key={"PK": {"S": pk}, "SK": {"S": sk}}, ConsistentRead=True)
     return from_wire(out["Item"]) if "Item" in out else None

@@ -7,9 +7,7 @@ from typing import Any
 
 import pytest
 
-from labkit import constants as C
-from labkit.backend import Connection
-from labkit.counter import (
+from labkit.patterns.counter import (
     ShardedCounter,
     choose_shards,
     increment,
@@ -17,8 +15,10 @@ from labkit.counter import (
     read_total,
     tradeoffs,
 )
-from labkit.errors import ValidationError
 from labkit.races import stress
+from labkit.shared import constants as C
+from labkit.shared.backend import Connection
+from labkit.shared.errors import ValidationError
 
 
 class CountingClient:

@@ -6,16 +6,16 @@ from typing import Any
 
 import pytest
 
-from labkit.backend import Connection
-from labkit.errors import (
-    UnknownFlag,
-)
-from labkit.singleton import (
+from labkit.patterns.singleton import (
     FlagStore,
     stored_item,
     unsafe_scan_read,
     unsafe_set_flags,
     unsafe_update,
+)
+from labkit.shared.backend import Connection
+from labkit.shared.errors import (
+    UnknownFlag,
 )
 from tests.patterns.conftest import SAFE, count_calls, limit_race, raise_limit
 

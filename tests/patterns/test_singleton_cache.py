@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from botocore.awsrequest import AWSResponse, HTTPHeaders
 
-from labkit.backend import Connection
-from labkit.errors import (
-    ValidationError,
-)
-from labkit.singleton import (
+from labkit.patterns.singleton import (
     FlagCache,
     FlagRead,
     FlagStore,
+)
+from labkit.shared.backend import Connection
+from labkit.shared.errors import (
+    ValidationError,
 )
 from tests.patterns.conftest import SAFE, Clock, count_calls
 

@@ -8,22 +8,22 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from labkit.backend import Connection
-from labkit.constants import FLAGS_SK_V1, FLAGS_SK_V2, SETTINGS_PK
-from labkit.errors import (
-    FlagTypeError,
-    NotFound,
-    TransactionCancelled,
-    ValidationError,
-)
-from labkit.races import all_interleavings
-from labkit.singleton import (
+from labkit.patterns.singleton import (
     Flag,
     FlagSchema,
     FlagStore,
     migrate,
     retire,
     stored_item,
+)
+from labkit.races import all_interleavings
+from labkit.shared.backend import Connection
+from labkit.shared.constants import FLAGS_SK_V1, FLAGS_SK_V2, SETTINGS_PK
+from labkit.shared.errors import (
+    FlagTypeError,
+    NotFound,
+    TransactionCancelled,
+    ValidationError,
 )
 from tests.patterns.conftest import SAFE, to_v2
 

@@ -1,4 +1,4 @@
-"""The singleton under forced interleavings and stress (the lesson's races, against labkit.singleton)."""
+"""The singleton under forced interleavings and stress (the lesson's races, against labkit.patterns.singleton)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,7 @@ from typing import Any
 
 import pytest
 
-from labkit.backend import Connection
-from labkit.races import run_interleaving, stress
-from labkit.singleton import (
+from labkit.patterns.singleton import (
     Flag,
     FlagSchema,
     FlagStore,
@@ -17,6 +15,8 @@ from labkit.singleton import (
     stored_item,
     unsafe_set_flags,
 )
+from labkit.races import run_interleaving, stress
+from labkit.shared.backend import Connection
 from tests.patterns.conftest import EXPECTED_AFTER_BOTH, admins, race_table, safe_write
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from labkit.errors import (
-    FlagTypeError,
-    ValidationError,
-)
-from labkit.singleton import (
+from labkit.patterns.singleton import (
     DEFAULT_SCHEMA,
     Flag,
     FlagSchema,
+)
+from labkit.shared.errors import (
+    FlagTypeError,
+    ValidationError,
 )
 from tests.patterns.conftest import SAFE
 

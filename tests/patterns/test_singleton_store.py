@@ -9,9 +9,17 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, ConnectionClosedError
 
-from labkit.backend import Connection
-from labkit.constants import FLAGS_SK_V1, MAX_ITEM_BYTES, SETTINGS_PK
-from labkit.errors import (
+from labkit.patterns.singleton import (
+    Flag,
+    FlagSchema,
+    FlagStore,
+    exponential_jitter,
+    stored_item,
+)
+from labkit.patterns.uniqueness import lose_next_response
+from labkit.shared.backend import Connection
+from labkit.shared.constants import FLAGS_SK_V1, MAX_ITEM_BYTES, SETTINGS_PK
+from labkit.shared.errors import (
     BackendUnavailable,
     ConflictError,
     FlagTypeError,
@@ -24,14 +32,6 @@ from labkit.errors import (
     UnknownFlag,
     ValidationError,
 )
-from labkit.singleton import (
-    Flag,
-    FlagSchema,
-    FlagStore,
-    exponential_jitter,
-    stored_item,
-)
-from labkit.uniqueness import lose_next_response
 from tests.patterns.conftest import SAFE, competing_writer, count_calls, limit_race, no_sleep, raise_limit, raw_put
 
 
@@ -91,7 +91,7 @@ def test_create__response_lost__succeeds_once(tconn: Connection) -> None:
     assert stored_item(store)["signup_enabled"] is True  # type: ignore[index]
 
 
-@pytest.mark.filterwarnings("ignore::labkit.errors.ItemSizeWarning")
+@pytest.mark.filterwarnings("ignore::labkit.shared.errors.ItemSizeWarning")
 def test_set_flags__item_of_406_kb__stored_like_dynamodb(tconn: Connection) -> None:
     """~406 KB is under DynamoDB's 400 KB (409,600 bytes) limit: stored (moto alone refused it at 405,000)."""
     store, _ = flaky_store(tconn)

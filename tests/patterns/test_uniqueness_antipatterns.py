@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from labkit import uniqueness as u
-from labkit.backend import Connection
-from labkit.errors import (
+from labkit.patterns import uniqueness as u
+from labkit.shared.backend import Connection
+from labkit.shared.errors import (
     StaleAccount,
 )
 from tests.patterns.conftest import ADA, keys, two_signups

@@ -5,9 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from labkit.backend import Connection
-from labkit.errors import ValidationError
-from labkit.invariants import (
+from labkit.lab.invariants import (
     FINDING_COLUMNS,
     Finding,
     check_uniqueness,
@@ -17,6 +15,8 @@ from labkit.invariants import (
     scan_items,
     several_owners,
 )
+from labkit.shared.backend import Connection
+from labkit.shared.errors import ValidationError
 from tests.races.conftest import account, healthy, marker
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from labkit import uniqueness as u
-from labkit.backend import Connection
+from labkit.patterns import uniqueness as u
+from labkit.shared.backend import Connection
 from tests.patterns.conftest import ADA
 
 

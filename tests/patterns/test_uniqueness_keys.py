@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from labkit import uniqueness as u
-from labkit.errors import (
+from labkit.patterns import uniqueness as u
+from labkit.shared.errors import (
     ValidationError,
 )
 
@@ -50,7 +50,7 @@ def test_check_fields__bad_composite__raises_validation_error(fields: dict[Any, 
 
 def test_equals_params__values_and_a_missing_one__readable_placeholders_as_written_by_hand() -> None:
     """``#email = :email AND attribute_not_exists(#tenant)``, led by ``first``; names and typed values."""
-    from labkit.uniqueness.keys import equals_params
+    from labkit.patterns.uniqueness.keys import equals_params
 
     assert equals_params({"email": "ada@x.io", "tenant": None}, first="attribute_exists(PK)") == {
         "ConditionExpression": "attribute_exists(PK) AND #email = :email AND attribute_not_exists(#tenant)",
@@ -62,7 +62,7 @@ def test_equals_params__values_and_a_missing_one__readable_placeholders_as_writt
 
 def test_placeholder__other_characters_and_clashes__still_valid_and_distinct() -> None:
     """DynamoDB placeholders are letters, digits and _; a name that maps onto a taken one gets a number."""
-    from labkit.uniqueness.keys import equals_params, placeholder
+    from labkit.patterns.uniqueness.keys import equals_params, placeholder
 
     assert placeholder("#", "e-mail", {}) == "#e_mail"
     assert placeholder("#", "e-mail", {"#e_mail": 1}) == "#e_mail1"

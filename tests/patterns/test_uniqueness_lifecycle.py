@@ -6,16 +6,16 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from labkit import uniqueness as u
-from labkit.backend import Connection
-from labkit.errors import (
+from labkit.patterns import uniqueness as u
+from labkit.races import run_interleaving
+from labkit.shared.backend import Connection
+from labkit.shared.errors import (
     ConnectionClosedError,
     NotFound,
     StaleAccount,
     ValidationError,
     ValueTaken,
 )
-from labkit.races import run_interleaving
 from tests.patterns.conftest import ADA, TENANT_FIELDS, accounts_with_email, counting_client, items, keys, stored
 
 if TYPE_CHECKING:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from botocore.exceptions import ClientError
 
-from labkit import uniqueness as u
-from labkit.errors import (
+from labkit.patterns import uniqueness as u
+from labkit.shared.errors import (
     ConflictError,
     DynamoError,
     TransactionCancelled,

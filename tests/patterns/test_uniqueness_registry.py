@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from labkit import uniqueness as u
-from labkit.backend import Connection
-from labkit.errors import (
+from labkit.patterns import uniqueness as u
+from labkit.shared.backend import Connection
+from labkit.shared.errors import (
     ConnectionClosedError,
     IdempotencyMismatch,
     StaleAccount,

@@ -13,7 +13,7 @@ import pytest
 
 import labkit.embedded  # noqa: F401
 import labkit.races  # noqa: F401
-import labkit.routing  # noqa: F401
+import labkit.shared.routing  # noqa: F401
 from labkit.pytest_plugin.options import ENV_ROUTED
 
 #: What an inner pytest must not inherit from this session: labkit's backend choice and any endpoint routing.

@@ -1,6 +1,6 @@
 """``--labkit-artifacts DIR``: a failing test whose exploration failed leaves its race files there.
 
-The writer is the views layer's and the listeners the race lab's (:mod:`labkit.artifacts`: ``add_listener``,
+The writer is the views layer's and the listeners the race lab's (:mod:`labkit.lab.artifacts`: ``add_listener``,
 ``remove_listener``, ``write_artifacts(result, directory, stem) -> list[Path]``). The in-process
 tests hand the plugin a small stand-in with the same interface (a test's own conftest.py puts it in
 ``sys.modules``) and finish "explorations" through it; the last test runs a real failing

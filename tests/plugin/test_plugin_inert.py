@@ -26,12 +26,12 @@ HEAVY = (
     "matplotlib",
     "moto",
     "uvicorn",
-    "labkit.backend",
+    "labkit.shared.backend",
     "labkit.embedded",
     "labkit.endpoint",
-    "labkit.intercept",
+    "labkit.shared.intercept",
     "labkit.races",
-    "labkit.routing",
+    "labkit.shared.routing",
 )
 
 SESSION = """
@@ -108,4 +108,6 @@ def test_used_plugin__loads_the_routing_floor(tmp_path: Path, args: tuple[str, .
     found = session(trivial_tests(tmp_path, 3, extra), *args)
     assert found["code"] == 0 and found["plugin"] is True, found
     heavy = found["heavy"]
-    assert isinstance(heavy, list) and {"botocore", "labkit.routing", "labkit.intercept"} <= set(heavy), heavy
+    assert isinstance(heavy, list) and {"botocore", "labkit.shared.routing", "labkit.shared.intercept"} <= set(heavy), (
+        heavy
+    )

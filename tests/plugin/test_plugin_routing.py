@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from labkit.backend import Connection
 from labkit.pytest_plugin.options import ENV_ROUTED, choose_backend, user_endpoint
+from labkit.shared.backend import Connection
 from tests.plugin.teams import Session, run_inner, run_pytest_in, run_team
 
 pytest_plugins = ["pytester"]
@@ -403,12 +403,12 @@ def test_routing__aws_backend__routes_nothing_and_drops_nothing(inner: pytest.Py
     inner.makepyfile(
         test_x="""
         import os
-        import labkit.routing
+        import labkit.shared.routing
         from labkit import pytest_plugin
 
         def test_x(request):
             assert 'AWS_ENDPOINT_URL_DYNAMODB' not in os.environ and 'AWS_DEFAULT_REGION' not in os.environ
-            assert labkit.routing.active_route() is None
+            assert labkit.shared.routing.active_route() is None
             state = request.config.stash[pytest_plugin.STATE]
             assert state.backend == "aws" and state.every_test and state.tracker is None
         """
@@ -514,9 +514,9 @@ def test_ini__labkit_backend__every_test_a_labkit_test(inner: pytest.Pytester) -
     inner.makeini("[pytest]\nlabkit_backend = embedded\n")
     inner.makepyfile(
         test_x="""
-        import labkit.routing
+        import labkit.shared.routing
         def test_x():
-            route = labkit.routing.active_route()
+            route = labkit.shared.routing.active_route()
             assert route is not None and route.url.startswith("http://127.0.0.1:")
             assert route.why == "labkit_backend = embedded (ini option) makes every test a labkit test"
         """

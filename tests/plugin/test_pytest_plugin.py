@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import labkit
-from labkit.backend import Connection
+from labkit.shared.backend import Connection
 from tests.helpers import TEAM_POINTS
 from tests.plugin.teams import run_inner
 
@@ -107,7 +107,7 @@ def test_plugin__labkit_conn__fresh_empty_table_per_test_deleted_after(
     names = [name for name, _ in rows]
     assert all(re.fullmatch(r"labkit-t-[0-9a-f]{10}", name) for name in names)
     assert len(set(names)) == 2 and [count for _, count in rows] == ["0", "0"]
-    assert not any(labkit.table.table_exists(conn, name) for name in names)
+    assert not any(labkit.shared.table.table_exists(conn, name) for name in names)
 
 
 def test_plugin__marker__runs_once_per_backend_and_skips_an_unreachable_one(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from labkit.backend import Connection
+from labkit.shared.backend import Connection
 
 
 def account(name: str) -> dict[str, Any]:

@@ -8,8 +8,8 @@ from typing import Any
 import pandas as pd
 from botocore.exceptions import ClientError
 
-from labkit.backend import Connection
 from labkit.races import HISTORY_COLUMNS, Interleaving, run_interleaving
+from labkit.shared.backend import Connection
 
 KEY = {"PK": {"S": "COUNTER"}, "SK": {"S": "C"}}
 

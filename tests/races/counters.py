@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from labkit.backend import Connection
 from labkit.races import Exploration, Interleaving, explore
+from labkit.shared.backend import Connection
 
 Key = dict[str, dict[str, str]]
 Actor = Callable[[Any], Any]

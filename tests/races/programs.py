@@ -40,10 +40,10 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 from hypothesis import strategies as st
 
-from labkit.backend import Connection
 from labkit.races import Interleaving
 from labkit.races.orders import count_orders
 from labkit.races.scenarios import EXPLORE_FAULTS
+from labkit.shared.backend import Connection
 
 #: Every fault kind explore places (one place: a new kind joins every fault property).
 FAULT_KINDS: tuple[str, ...] = EXPLORE_FAULTS

@@ -22,8 +22,8 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 import labkit
-from labkit.backend import Connection
 from labkit.races import Interleaving
+from labkit.shared.backend import Connection
 from recipes.uniqueness import register_request
 
 EAST, WEST, OHIO = "us-east-1", "us-west-2", "us-east-2"

@@ -27,8 +27,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 from hypothesis import strategies as st
 
-from labkit.backend import Connection
 from labkit.races.orders import count_orders
+from labkit.shared.backend import Connection
 
 STYLES = ("put", "set", "create", "guarded", "add", "incr")
 #: Styles that read first: two calls (a guarded step more when it retries).

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from labkit.backend import Connection
-from labkit.errors import ValidationError, ValueTaken
+from labkit.patterns.singleton import FlagStore, unsafe_set_flags
+from labkit.patterns.uniqueness import register, register_check_then_write
 from labkit.races import ANOMALIES, Interleaving, explore, run_interleaving
 from labkit.races.anomalies import find
-from labkit.singleton import FlagStore, unsafe_set_flags
-from labkit.table import reset_table
-from labkit.uniqueness import register, register_check_then_write
+from labkit.shared.backend import Connection
+from labkit.shared.errors import ValidationError, ValueTaken
+from labkit.shared.table import reset_table
 from recipes.sharded_counter import add_once, shard_key
 from tests.helpers import resource_table
 from tests.races.conftest import naive_increment, put_counter, read_counter, safe_increment

@@ -26,10 +26,10 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from labkit.backend import Connection
 from labkit.races import Anomaly, Interleaving, explore
 from labkit.races.anomalies import APPLIED_TWICE, CHECK_THEN_WRITE, LOST_UPDATE, find
 from labkit.races.identity import KeySchemas
+from labkit.shared.backend import Connection
 from tests.helpers import derandomized
 from tests.races.rmw_programs import RESENT_STYLES, Lab, Program, rmw_programs
 

@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 
 import labkit.races.replay as replay_module
-from labkit.artifacts import artifact_stem, write_artifacts
-from labkit.backend import Connection
-from labkit.errors import ValidationError
+from labkit.lab.artifacts import artifact_stem, write_artifacts
 from labkit.races import Exploration, ExploreConfig, Interleaving, add_listener, explore, load, remove_listener
 from labkit.races.calls import Trace
 from labkit.races.shrink import candidates, shrink, switches
+from labkit.shared.backend import Connection
+from labkit.shared.errors import ValidationError
 from tests.races.conftest import naive_increment, put_counter, read_counter
 
 
@@ -179,7 +179,7 @@ def test_write_artifacts__without_matplotlib__the_json_says_why(
     tconn: Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, result = lost_update(tconn)
-    monkeypatch.setitem(sys.modules, "labkit.plots", None)  # import labkit.plots raises ImportError
+    monkeypatch.setitem(sys.modules, "labkit.lab.plots", None)  # import labkit.lab.plots raises ImportError
     paths = write_artifacts(result, tmp_path, "race")
     assert [p.name for p in paths] == ["race.race.json"]
     assert "install matplotlib" in json.loads(paths[0].read_text())["timeline"]

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from labkit.backend import Connection
-from labkit.errors import RaceError, ValidationError
 from labkit.races import ExploreConfig, Interleaving, explore, run_interleaving
 from labkit.races.explore import Call, conflicts, count_orders
 from labkit.races.identity import KeySchemas
 from labkit.races.orders import each_order
+from labkit.shared.backend import Connection
+from labkit.shared.errors import RaceError, ValidationError
 from tests.races.counters import KEY, Counter
 
 

@@ -16,11 +16,11 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError, ConnectionClosedError, ReadTimeoutError
 
-from labkit import constants as C
-from labkit.backend import Connection
-from labkit.errors import ValidationError
 from labkit.races import Interleaving, explore, run_interleaving
 from labkit.races.scenarios import EXPLORE_FAULTS, fault_scenarios
+from labkit.shared import constants as C
+from labkit.shared.backend import Connection
+from labkit.shared.errors import ValidationError
 
 FAULTS = ["lose-response", "transaction-conflict"]
 

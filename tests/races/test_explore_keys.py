@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from labkit.backend import Connection
 from labkit.races import Interleaving, explore
+from labkit.shared.backend import Connection
 from tests.helpers import hash_key_table
 from tests.races.counters import Counter
 

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from labkit.backend import Connection
 from labkit.embedded import start_endpoint
-from labkit.errors import RaceError, ValidationError
-from labkit.faults import replications, set_replication_lag
+from labkit.engine_plugins.faults import replications, set_replication_lag
 from labkit.races import Interleaving, explore, run_interleaving
+from labkit.shared.backend import Connection
+from labkit.shared.errors import RaceError, ValidationError
 from tests.races.regions import EAST, SETTINGS, WEST, admins, global_table, guarded_flag, reset
 
 

@@ -24,11 +24,11 @@ import pytest
 from botocore.exceptions import ClientError
 
 import labkit
-from labkit.backend import Connection
 from labkit.embedded import DYNAMODB_LOCAL, start_endpoint
-from labkit.errors import ConfigurationError
-from labkit.faults.control import advance_clock, lab_epoch
+from labkit.engine_plugins.faults.control import advance_clock, lab_epoch
 from labkit.races import Exploration, Interleaving, explore, run_interleaving
+from labkit.shared.backend import Connection
+from labkit.shared.errors import ConfigurationError
 
 TTL = "expires"
 HOLD = {"PK": {"S": "USERNAME#alice"}, "SK": {"S": "HOLD"}}

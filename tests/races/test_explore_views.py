@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from labkit.backend import Connection
-from labkit.constants import EMAIL_INDEX_NAME
-from labkit.errors import ValidationError
-from labkit.faults.kinds import parse_faults
+from labkit.engine_plugins.faults.kinds import parse_faults
 from labkit.races import Interleaving, explore, run_interleaving
+from labkit.shared.backend import Connection
+from labkit.shared.constants import EMAIL_INDEX_NAME
+from labkit.shared.errors import ValidationError
 
 EMAIL = "ada@example.com"
 

@@ -17,15 +17,15 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from labkit.backend import Connection
 from labkit.embedded import DYNAMODB_LOCAL, start_endpoint
-from labkit.errors import ConfigurationError, ValidationError
-from labkit.faults import ShortPage, StaleRead, TornRead, UnprocessedItems
-from labkit.faults.control import control, settle_images
-from labkit.faults.kinds import EMBEDDED_ONLY, WEAK_ANSWERS
-from labkit.operations import Op
+from labkit.engine_plugins.faults import ShortPage, StaleRead, TornRead, UnprocessedItems
+from labkit.engine_plugins.faults.control import control, settle_images
+from labkit.engine_plugins.faults.kinds import EMBEDDED_ONLY, WEAK_ANSWERS
 from labkit.races import Interleaving, explore, load, run_interleaving
 from labkit.races.scenarios import EXPLORE_FAULTS, Point, can_give, check_fault_names, fault_scenarios
+from labkit.shared.backend import Connection
+from labkit.shared.catalogue import Op
+from labkit.shared.errors import ConfigurationError, ValidationError
 
 ORDER = {"PK": {"S": "ORDER#1"}, "SK": {"S": "ORDER"}}
 

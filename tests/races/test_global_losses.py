@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from labkit.backend import Connection
 from labkit.embedded import start_endpoint
 from labkit.races import explore
+from labkit.shared.backend import Connection
 from tests.races.regions import EAST, admins, global_table, no_change_lost, one_owner, reset, sign_ups
 
 Lab = tuple[Connection, dict[str, Any]]

@@ -7,13 +7,13 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from labkit.backend import Connection
-from labkit.errors import ValidationError
-from labkit.invariants import (
+from labkit.lab.invariants import (
     lost_updates,
     overwrites,
 )
 from labkit.races import run_interleaving
+from labkit.shared.backend import Connection
+from labkit.shared.errors import ValidationError
 from tests.races.conftest import history
 
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from labkit.backend import Connection
-from labkit.intercept import CallRecord
 from labkit.races.calls import Call, conflicts
 from labkit.races.identity import EVERYTHING, Access, KeySchemas, accesses, canonical, statement_access
+from labkit.shared.backend import Connection
+from labkit.shared.intercept import CallRecord
 
 #: T is keyed PK/SK, U is keyed id; anything else is not described (it does not exist).
 SCHEMAS = {"T": ("PK", "SK"), "U": ("id", None)}

@@ -1,4 +1,4 @@
-"""Every DynamoDB call an actor makes is gated, whatever made it (labkit.intercept).
+"""Every DynamoDB call an actor makes is gated, whatever made it (labkit.shared.intercept).
 
 boto3 clients and resources, PynamoDB models, clients created before the run, threads an actor
 starts: all are gated and recorded under the actor. What cannot be gated (another endpoint, a
@@ -26,13 +26,13 @@ from pynamodb.attributes import NumberAttribute, UnicodeAttribute, VersionAttrib
 from pynamodb.exceptions import UpdateError
 from pynamodb.models import Model
 
-from labkit import constants as C
-from labkit.backend import Connection
-from labkit.errors import RaceError, ValidationError
-from labkit.intercept import Binding, bound, endpoint_key, install
-from labkit.intercept import calls as intercept_calls
 from labkit.races import explore, run_interleaving
 from labkit.races.sessions import WorkerTally
+from labkit.shared import constants as C
+from labkit.shared.backend import Connection
+from labkit.shared.errors import RaceError, ValidationError
+from labkit.shared.intercept import Binding, bound, endpoint_key, install
+from labkit.shared.intercept import wrapper as intercept_calls
 from tests.helpers import resource_table
 from tests.races.conftest import KEY, put_counter, read_counter
 

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError
 
-from labkit.backend import Connection
-from labkit.errors import ConflictError, RaceError, ValidationError
 from labkit.races import (
     HISTORY_COLUMNS,
     parse_order,
     run_interleaving,
 )
+from labkit.shared.backend import Connection
+from labkit.shared.errors import ConflictError, RaceError, ValidationError
 from tests.races.conftest import (
     KEY,
     conditional_increment,

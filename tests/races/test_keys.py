@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from labkit.backend import Connection
 from labkit.races import call_key, explore, run_interleaving
+from labkit.shared.backend import Connection
 from tests.helpers import hash_key_table
 from tests.races.conftest import KEY
 

@@ -7,14 +7,14 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from labkit.backend import Connection
-from labkit.errors import RaceError, ValidationError
 from labkit.races import (
     Interleaving,
     all_interleavings,
     count_calls,
     interleavings,
 )
+from labkit.shared.backend import Connection
+from labkit.shared.errors import RaceError, ValidationError
 from tests.races.conftest import (
     KEY,
     conditional_increment,

@@ -34,8 +34,8 @@ from typing import Any
 import pytest
 from hypothesis import example, given, settings
 
-from labkit.backend import Connection
 from labkit.races import Exploration, Interleaving, explore, run_interleaving
+from labkit.shared.backend import Connection
 from tests.helpers import derandomized
 from tests.races.programs import FAULT_KINDS, Ctx, Program, Step, World, fired, programs
 

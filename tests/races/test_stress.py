@@ -8,14 +8,14 @@ import pandas as pd
 import pytest
 from botocore.exceptions import ClientError
 
-from labkit.backend import Connection
-from labkit.errors import ValidationError
 from labkit.races import (
     STRESS_COLUMNS,
     stress,
     sweep,
 )
 from labkit.races.stress import _progress_enabled
+from labkit.shared.backend import Connection
+from labkit.shared.errors import ValidationError
 from tests.races.conftest import KEY, StressOp, conditional_increment, put_counter, read_counter, safe_increment
 
 

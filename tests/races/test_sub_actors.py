@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from labkit.backend import Connection
-from labkit.errors import RaceError
 from labkit.races import Exploration, Interleaving, explore, run_interleaving
+from labkit.shared.backend import Connection
+from labkit.shared.errors import RaceError
 from tests.helpers import busy_loops
 from tests.races.bank import Accounts, account
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ... import constants as C
-from ...capacity import item_size, value_size
-from ...partition_keys import canonical
+from ...shared import constants as C
+from ...shared.capacity import item_size, value_size
+from ...shared.partition_keys import canonical
 from ..errors import ClientFault
 from ..schema import TableSchema
 from ..values import check_value

@@ -14,8 +14,8 @@ import functools
 import re
 from typing import Any
 
-from ... import constants as C
-from ...operations import Op
+from ...shared import constants as C
+from ...shared.catalogue import Op
 from ..errors import ClientFault, invalid
 from ..model import service_model
 from ..values import canonicalise

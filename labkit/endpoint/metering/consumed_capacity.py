@@ -2,7 +2,7 @@
 
 Input: the operation, its parameters, the validated :class:`~labkit.endpoint.plan.Plan`,
 what the store (:mod:`~labkit.endpoint.store.moto_store`) reported (items before/after, items read) and the tables'
-schemas. Sizes and units come from :mod:`labkit.capacity`:
+schemas. Sizes and units come from :mod:`labkit.shared.capacity`:
 
 * GetItem: 4 KB read steps on the whole item (0.5 eventual, 1 strong; a missing item the minimum);
 * PutItem/UpdateItem/DeleteItem: 1 KB write steps on the larger of old and new item;
@@ -22,9 +22,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...capacity import item_size, read_units, total_read_units, write_units
-from ...operations import SINGLE, WHOLE_TABLE
-from ...partition_keys import canonical
+from ...shared.capacity import item_size, read_units, total_read_units, write_units
+from ...shared.catalogue import SINGLE, WHOLE_TABLE
+from ...shared.partition_keys import canonical
 from ..plan import Plan
 from ..schema import IndexSchema, TableSchema
 

@@ -15,8 +15,8 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ...capacity import item_size
-from ...operations import ITEM_WRITES, WRITES
+from ...shared.capacity import item_size
+from ...shared.catalogue import ITEM_WRITES, WRITES
 from ..plan import Plan
 from ..schema import IndexSchema, SchemaOf, TableSchema
 

@@ -1,6 +1,6 @@
 """One module per operation: what the operation adds to the engine's pipeline.
 
-An operation's record in the catalogue (:data:`labkit.operations.CATALOGUE`) says what it is;
+An operation's record in the catalogue (:data:`labkit.shared.catalogue.CATALOGUE`) says what it is;
 its module here — named after it, ``GetItem`` -> ``get_item.py`` — says what the engine does for
 it, as one :class:`Steps` named ``STEPS``. The engine finds the module from the catalogue
 (:func:`steps_of`): no stage keeps a list of operations. An operation in the catalogue without a
@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...operations import CATALOGUE
+from ...shared.catalogue import CATALOGUE
 from ..checks.request import Check
 from ..expressions.legacy import translate
 from ..plan import ParsedOf, Plan

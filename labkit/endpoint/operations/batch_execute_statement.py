@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...operations import Op
+from ...shared.catalogue import Op
 from ..errors import ClientFault
 from ..partiql.run import run_statement
 from ..partiql.syntax import parse

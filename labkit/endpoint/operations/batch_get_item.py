@@ -7,8 +7,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ... import constants as C
-from ...operations import Op
+from ...shared import constants as C
+from ...shared.catalogue import Op
 from ..checks.items import check_key
 from ..checks.request import parse_scope, table_schema
 from ..errors import invalid

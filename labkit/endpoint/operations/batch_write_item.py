@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ... import constants as C
+from ...shared import constants as C
 from ..checks.items import check_item, check_key
 from ..checks.request import table_schema
 from ..errors import invalid

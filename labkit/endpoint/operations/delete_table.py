@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...operations import Op
+from ...shared.catalogue import Op
 from ..store.arns import table_of_arn
 from ..store.replication import Group
 from ..wire.decode import Request

@@ -9,7 +9,7 @@ import binascii
 import json
 from typing import Any
 
-from ...operations import WHOLE_TABLE
+from ...shared.catalogue import WHOLE_TABLE
 from ..errors import ClientFault
 from ..partiql.run import run_statement
 from ..partiql.syntax import parse

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...operations import ACTION_OF, Op
+from ...shared.catalogue import ACTION_OF, Op
 from ..errors import ClientFault, cancelled
 from ..partiql.run import call
 from ..partiql.syntax import Statement, parse

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...partition_keys import canonical
+from ...shared.partition_keys import canonical
 from ..checks.request import check_select, check_start_key, index_keys, on_table
 from ..errors import invalid
 from ..expressions import syntax as X

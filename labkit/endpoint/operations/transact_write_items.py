@@ -12,8 +12,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ... import constants as C
-from ...capacity import item_size
+from ...shared import constants as C
+from ...shared.capacity import item_size
 from ..checks.items import KeyMismatch
 from ..checks.request import check_keyed_write, check_update
 from ..errors import cancelled, invalid

@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...operations import DYNAMODB_TARGET, Op
+from ...shared.catalogue import DYNAMODB_TARGET, Op
 from ..errors import ClientFault, invalid
 from ..store.arns import table_of_arn
 from ..store.changes import Change, Commit

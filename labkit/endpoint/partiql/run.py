@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from ...operations import DYNAMODB_TARGET
+from ...shared.catalogue import DYNAMODB_TARGET
 from ..errors import ClientFault
 from ..wire.decode import Request
 from .syntax import Statement

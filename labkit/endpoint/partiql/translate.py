@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ...operations import Op
+from ...shared.catalogue import Op
 from ..checks.request import table_schema
 from ..errors import ClientFault
 from ..expressions.legacy import Placeholders

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...operations import Op
+from ...shared.catalogue import Op
 
 WireItem = dict[str, Any]
 

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from ...errors import ConfigurationError
+from ...shared.errors import ConfigurationError
 from .changes import Commit
 
 #: The format this labkit writes; it reads every version in :data:`READABLE`.

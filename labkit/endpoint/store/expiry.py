@@ -23,7 +23,7 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from ...operations import Op
+from ...shared.catalogue import Op
 from .changes import Change, Commit
 from .moto_adapter import service_delete
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...operations import Op
+from ...shared.catalogue import Op
 from .changes import Change, Commit
 
 #: Changes kept per item: a stale read can go back this many writes of one item.

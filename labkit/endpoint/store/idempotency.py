@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ... import constants as C
+from ...shared import constants as C
 
 Scope = tuple[str, str, str]  # account, region, token
 

@@ -4,7 +4,7 @@ moto's DynamoDB code changes in patch releases (its request layer moved in 5.2.0
 ``transact_write_items`` was rewritten in 5.1.16), and the engine relies on more than moto's public
 ``mock_aws``: it subclasses moto's handlers and backends, reads moto's tables and items, and
 patches five things. :data:`INTERNALS` names each such internal and what the engine relies on;
-:func:`prepare` checks each is there (else one :class:`~labkit.errors.ConfigurationError` naming
+:func:`prepare` checks each is there (else one :class:`~labkit.shared.errors.ConfigurationError` naming
 what is missing and what to install) and makes the five changes, once per process; moto's IAM, which
 the engine reads only once something else has imported it (:func:`get_account_id_from`), is checked
 if loaded.
@@ -13,7 +13,7 @@ one test per name, so a moto release that moves one fails there, naming it.
 
 The changes: moto's registry of every model instance (the leak: 3 items per UpdateItem, forever)
 is off for DynamoDB's models; moto's 405,000-byte item cap is lifted (the engine checks DynamoDB's
-409,600); TransactGetItems takes 100; ``+`` and ``-`` on numbers are exact (:mod:`labkit.numbers`);
+409,600); TransactGetItems takes 100; ``+`` and ``-`` on numbers are exact (:mod:`labkit.shared.numbers`);
 moto's float-based number range check is off (:mod:`labkit.endpoint.values` checks DynamoDB's
 range exactly).
 
@@ -28,10 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ... import numbers
-from ...compat import INSTALL_MOTO
-from ...errors import ConfigurationError
-from ...operations import MOTO_METHODS
+from ...shared import numbers
+from ...shared.catalogue import MOTO_METHODS
+from ...shared.compat import INSTALL_MOTO
+from ...shared.errors import ConfigurationError
 from ..errors import ClientFault
 
 try:

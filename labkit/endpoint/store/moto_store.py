@@ -11,7 +11,7 @@ request touched, and what a table holds, is reported as plain data (:meth:`MotoS
 :meth:`~MotoStore.collection`, :meth:`~MotoStore.schema`, :meth:`~MotoStore.tags`, ...).
 
 When a MotoStore is created, :func:`.moto_adapter.prepare` checks every moto internal the engine
-relies on (else one-line :class:`~labkit.errors.ConfigurationError`) and makes its five changes.
+relies on (else one-line :class:`~labkit.shared.errors.ConfigurationError`) and makes its five changes.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...operations import ITEM_WRITES, MOTO_METHODS
+from ...shared.catalogue import ITEM_WRITES, MOTO_METHODS
 from ..errors import ClientFault
 from ..expressions.evaluate import as_bytes, holds
 from ..expressions.syntax import Condition

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ... import constants as C
+from ...shared import constants as C
 from ..errors import ClientFault
 from ..plan import Target
 from .changes import Change, Commit
@@ -184,7 +184,7 @@ class Replication:
         return made
 
     def answering(self, answer: Callable[[], Response]) -> Response:
-        """``answer()``, with the ids of the deliveries it made in :data:`~labkit.constants.REPLICATIONS_HEADER`
+        """``answer()``, with the ids of the deliveries it made in :data:`~labkit.shared.constants.REPLICATIONS_HEADER`
         (the race lab names a delivery after the call that made it)."""
         self._made_ids = []
         try:

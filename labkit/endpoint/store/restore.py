@@ -18,7 +18,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from ...operations import DATA_PLANE, Op
+from ...shared.catalogue import DATA_PLANE, Op
 from ..errors import ClientFault
 from .changes import Commit
 from .durable import DataDir, State, decode_item

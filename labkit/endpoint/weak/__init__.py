@@ -4,9 +4,9 @@ DynamoDB may answer an eventually consistent read with an item as it was before 
 a multi-item read beside a transaction with some of its writes and not others, a batch with part
 of it left in ``UnprocessedItems`` / ``UnprocessedKeys``, a Query or Scan with a page that ends
 early. The engine gives these answers only when a request asks for one with
-:data:`~labkit.operations.WEAK_ANSWER_HEADER` (the race lab does, per call; an endpoint fault rule
+:data:`~labkit.shared.catalogue.WEAK_ANSWER_HEADER` (the race lab does, per call; an endpoint fault rule
 does, by rule), and only where DynamoDB can give them
-(:func:`~labkit.operations.weak_answer_misuse`: anywhere else is a 400, nothing applied):
+(:func:`~labkit.shared.catalogue.weak_answer_misuse`: anywhere else is a 400, nothing applied):
 
 ``stale-read``
     the read runs on a view of the store as of before the latest commit to what it reads (the
@@ -15,7 +15,7 @@ does, by rule), and only where DynamoDB can give them
     store does, as of before the two latest, and so on (at most
     :data:`~labkit.endpoint.store.history.STEPS` commits, within what
     :class:`~labkit.endpoint.store.history.ImageHistory` keeps). ``behind=N``, ``misses=KEY``,
-    ``index-misses=KEY`` name one view exactly (:class:`~labkit.operations.WeakForm`, :mod:`.stale`);
+    ``index-misses=KEY`` name one view exactly (:class:`~labkit.shared.catalogue.WeakForm`, :mod:`.stale`);
 ``torn-read``
     a BatchGetItem, Query or Scan answers as if part of one recent TransactWriteItems' writes
     were not yet applied (:mod:`.torn`); ``misses=KEY`` names which;

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ...operations import Op
+from ...shared.catalogue import Op
 from ..plan import Plan
 from ..schema import SchemaOf
 from ..wire.decode import Request

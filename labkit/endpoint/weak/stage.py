@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ...operations import (
+from ...shared.catalogue import (
     WEAK_ANSWER_HEADER,
     WEAK_ANSWER_NONE,
     WEAK_ANSWER_WHERE,

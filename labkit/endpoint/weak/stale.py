@@ -13,8 +13,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...operations import Op, WeakAnswer, WeakForm, key_name
-from ...partition_keys import canonical
+from ...shared.catalogue import Op, WeakAnswer, WeakForm, key_name
+from ...shared.partition_keys import canonical
 from ..plan import Plan
 from ..schema import SchemaOf
 from ..store.changes import Change

@@ -20,7 +20,7 @@ import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ...operations import WeakAnswer, WeakForm, key_name
+from ...shared.catalogue import WeakAnswer, WeakForm, key_name
 from ..store.changes import Change
 from ..store.history import ImageHistory, Scope
 from ..store.views import as_before

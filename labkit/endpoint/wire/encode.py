@@ -9,7 +9,7 @@ import itertools
 import json
 from typing import Any
 
-from ...constants import ERROR_PREFIX
+from ...shared.constants import ERROR_PREFIX
 from ..errors import ClientFault
 
 Response = tuple[int, dict[str, str], bytes]

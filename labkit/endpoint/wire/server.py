@@ -19,8 +19,8 @@ import traceback
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ... import constants as C
-from ...errors import BackendUnavailable, ConfigurationError
+from ...shared import constants as C
+from ...shared.errors import BackendUnavailable, ConfigurationError
 from .encode import Response, error_response
 
 if TYPE_CHECKING:  # the engine is handed in; the server imports none of it

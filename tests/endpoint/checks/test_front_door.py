@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from labkit import constants as C
+from labkit.shared import constants as C
 from tests.endpoint.conftest import make_table, refused, scan_all
 
 

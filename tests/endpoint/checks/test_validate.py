@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from labkit import constants as C
-from labkit.backend import Connection
+from labkit.shared import constants as C
+from labkit.shared.backend import Connection
 from tests.endpoint.conftest import count_items, error_code, key, make_table, refused, scan_all
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from labkit import constants as C
-from labkit.backend import Connection
+from labkit.shared import constants as C
+from labkit.shared.backend import Connection
 from tests.endpoint.conftest import key
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from labkit.backend import Connection
+from labkit.shared.backend import Connection
 from tests.endpoint.conftest import count_items, error_code, key
 
 ROUNDS = 3

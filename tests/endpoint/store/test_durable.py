@@ -244,8 +244,10 @@ def test_cli__data_not_writable__one_line_error_exit_2_nothing_written(tmp_path:
     os.chmod(base, 0o755)
     locked = base / "locked"
     locked.mkdir(mode=0o755)
-    command = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m", "labkit.cli"]
-    reach = subprocess.run([*command[:-2], "-c", "import labkit.cli"], capture_output=True, timeout=60, cwd="/")
+    command = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m", "labkit.commands.cli"]
+    reach = subprocess.run(
+        [*command[:-2], "-c", "import labkit.commands.cli"], capture_output=True, timeout=60, cwd="/"
+    )
     if reach.returncode != 0:
         pytest.skip("the nobody user cannot import this environment's labkit (a venv under a private home)")
     out = subprocess.run(
@@ -265,7 +267,7 @@ def test_cli__data_not_writable__one_line_error_exit_2_nothing_written(tmp_path:
 
 def test_cli__data_is_a_file__one_line_error_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Refused before anything listens (the command's own main, as the other argument errors are tested)."""
-    from labkit.cli import main
+    from labkit.commands.cli import main
 
     target = tmp_path / "file"
     target.write_text("x")
@@ -280,7 +282,7 @@ def test_cli__labkit_data__serve_keeps_its_tables_there_across_a_restart(
 ) -> None:
     """`LABKIT_DATA=DIR labkit serve` (no --data) keeps its tables in DIR: a table made in one run is there in
     the next; what it prints says where they are kept. `labkit lab` reads --data and LABKIT_DATA the same way."""
-    from labkit.cli import _data_dir, build_parser
+    from labkit.commands.cli import _data_dir, build_parser
 
     monkeypatch.setenv("LABKIT_DATA", str(tmp_path))
     assert _data_dir(build_parser().parse_args(["lab", "--data", "/x"])) == "/x"
@@ -290,7 +292,7 @@ def test_cli__labkit_data__serve_keeps_its_tables_there_across_a_restart(
     listed: list[list[str]] = []
     for _ in range(2):
         process = subprocess.Popen(
-            [sys.executable, "-m", "labkit.cli", "serve", "--port", "0"],
+            [sys.executable, "-m", "labkit.commands.cli", "serve", "--port", "0"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

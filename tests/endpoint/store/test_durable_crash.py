@@ -29,7 +29,7 @@ HUNG_SECONDS = 600.0
 def _serve(data: Path) -> tuple[subprocess.Popen[str], str]:
     """``labkit serve --port 0 --data DIR`` started for real; its URL, read from what it prints."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "labkit.cli", "serve", "--port", "0", "--data", str(data)],
+        [sys.executable, "-m", "labkit.commands.cli", "serve", "--port", "0", "--data", str(data)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -7,8 +7,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from labkit.backend import Connection
-from labkit.faults.control import describe_expiry, expire_items
+from labkit.engine_plugins.faults.control import describe_expiry, expire_items
+from labkit.shared.backend import Connection
 from tests.endpoint.conftest import make_table, raw_client
 from tests.endpoint.store.test_durable_crash import _serve
 

@@ -20,7 +20,7 @@ from labkit.endpoint import DynamoEngine
 from labkit.endpoint.store import durable
 from labkit.endpoint.store.changes import Change, Commit
 from labkit.endpoint.store.history import STEPS, ImageHistory, Scope, key_text
-from labkit.operations import WEAK_ANSWER_HEADER, key_name
+from labkit.shared.catalogue import WEAK_ANSWER_HEADER, key_name
 from tests.endpoint.conftest import FUZZ, engine_headers, key, make_table, measure_memory, raw_client
 
 ACCOUNT, REGION = "123456789012", "us-east-1"

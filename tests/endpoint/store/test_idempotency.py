@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from labkit import constants as C
-from labkit.backend import Connection
 from labkit.embedded import build_engine, start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 from labkit.endpoint.store.idempotency import TokenMemory
-from labkit.table import table_spec
+from labkit.shared import constants as C
+from labkit.shared.backend import Connection
+from labkit.shared.table import table_spec
 from tests.endpoint.conftest import FakeClock, engine_headers, error_code, key, make_table, raw_client
 
 

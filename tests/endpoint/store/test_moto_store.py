@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 import labkit
-from labkit.backend import Connection
 from labkit.endpoint import DynamoEngine
 from labkit.endpoint.store import moto_adapter as _moto_adapter
 from labkit.endpoint.store import moto_store as _moto_store
-from labkit.table import table_spec
+from labkit.shared.backend import Connection
+from labkit.shared.table import table_spec
 from tests.endpoint.conftest import engine_headers, key
 
 moto_store: Any = _moto_store  # the tests probe moto internals the modules do not export

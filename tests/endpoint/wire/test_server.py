@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 import labkit
-from labkit.backend import Connection
 from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
+from labkit.shared.backend import Connection
 from tests.endpoint.conftest import make_table, raw_client, streams_client
 
 SAFETY = 20.0  # seconds a socket waits before the test gives up (never reached when the server behaves)
@@ -75,7 +75,7 @@ def test_server__idle_keep_alive_connection__closed_by_the_server(endpoint: Embe
 
 
 def test_server__content_length_over_the_limit__413(endpoint: EmbeddedEndpoint) -> None:
-    from labkit import constants as C
+    from labkit.shared import constants as C
 
     with _connect(endpoint) as sock:
         sock.sendall(_request(b"", length=C.MAX_REQUEST_BODY_BYTES + 1))
