@@ -53,7 +53,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names below are, for type checkers (n
 
 __version__ = compat.VERSION
 
-#: Public name -> the module it lives in (a module name alone: the module itself).
+#: Public name -> the module it lives in, under labkit (a module's own name: the module itself).
 _LAZY: dict[str, str] = {
     "BACKENDS": "shared.backend",
     "Connection": "shared.backend",
@@ -88,7 +88,7 @@ def __getattr__(name: str) -> _typing.Any:
     if module is None:
         raise AttributeError(f"module 'labkit' has no attribute {name!r}")
     loaded = _importlib.import_module(f"{__name__}.{module}")
-    value = loaded if name == module else getattr(loaded, name)
+    value = loaded if name == module.rpartition(".")[2] else getattr(loaded, name)
     globals()[name] = value
     return value
 

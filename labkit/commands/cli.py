@@ -85,7 +85,7 @@ def _notebook_dir(explicit: str | None) -> Path:
     else:
         path = Path.cwd() / "notebooks"
         if not path.is_dir():  # running from inside notebooks/ or from a checkout's subfolder
-            path = Path(__file__).resolve().parent.parent / "notebooks"
+            path = Path(__file__).resolve().parents[2] / "notebooks"
     if not path.is_dir():
         raise LabkitError(
             f"no notebooks folder at {path}; run `labkit lab` from the labkit checkout, or pass --notebooks PATH"

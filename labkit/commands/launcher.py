@@ -53,7 +53,7 @@ class LabRecord:
 def checkout_root() -> Path:
     """The folder holding ``notebooks/``: the current one, else the checkout labkit is installed from."""
     here = Path.cwd()
-    return here if (here / "notebooks").is_dir() else Path(__file__).resolve().parent.parent
+    return here if (here / "notebooks").is_dir() else Path(__file__).resolve().parents[2]
 
 
 def record_path() -> Path:
