@@ -8,6 +8,11 @@ pictures live in ``labkit.lab.plots`` (imported on demand: matplotlib is slow to
 public name is imported on first use (PEP 562 ``__getattr__``), so ``import labkit.shared.errors`` never
 loads boto3, pandas, moto or the engine, and ``labkit.connect`` / ``labkit.races`` /
 ``labkit.FlagStore`` still work as before.
+
+The package's layers are its folders, each with a face (its ``__init__``) that says what it
+holds and what it may import: docs/architecture.md draws them.
+
+May import: every layer.
 """
 
 from __future__ import annotations

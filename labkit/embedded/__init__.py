@@ -26,6 +26,10 @@ Profiles:
     DynamoDB answers an unknown operation (``UnknownOperationException``).
 
 Every endpoint listens on 127.0.0.1 only (:class:`labkit.endpoint.EmbeddedEndpoint`).
+
+The composition root is a layer of one module: this one.
+
+May import: shared, endpoint, engine_plugins.
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ it is handed its hooks and ``Labkit.*`` control operations, and :mod:`labkit.emb
 labkit's defaults and builds engines and endpoints. Every request is applied under one lock, so
 a condition check and its write never interleave with another request and a cancelled
 transaction leaves nothing behind. The store lives in memory: stopping the process loses it.
+
+The engine core, a layer of rooms (docs/architecture.md draws them); it imports no plug-in.
+
+May import: shared.
 """
 
 from __future__ import annotations

@@ -1,6 +1,12 @@
 """The first cell of every notebook: connect, give the lesson a fresh table, say where it runs.
 
 Notebook authors: read docs/notebooks.md first (nbval conventions, asserting lessons, the race lab API).
+
+The lab a notebook works in, a layer over the patterns and the race lab: this first cell
+(``setup_lab``), pictures (``plots``, ``storms``, ``costs/``), checks (``invariants``), a failing
+exploration's files for CI (``artifacts``) and the workshop's exercises (``exercises/``).
+
+May import: shared, engine_plugins, races, patterns.
 """
 
 from __future__ import annotations

@@ -61,6 +61,10 @@ This module holds the hooks; the rest is one module per job, every name re-expor
 variables environment routing sets and restores), ``tables`` (the tables a labkit test made),
 ``artifacts`` (``--labkit-artifacts``), ``session`` (what the plugin knows of the session) and
 ``fixtures`` (``labkit_conn``, ``labkit_backend``).
+
+A layer on top, beside the commands.
+
+May import: shared, endpoint, engine_plugins, embedded, races, patterns, lab.
 """
 
 from __future__ import annotations

@@ -49,6 +49,10 @@ each call point), ``shrink`` (the smallest counterexample), ``replay`` (reading 
 ``exploration`` (the verdict, the replay file it writes, the listeners told of it) and ``explore``
 (gives each scheduler its share, builds the verdict). The interception point and the call record
 are on the floor (:mod:`labkit.shared.intercept`). The race lab imports no lesson; lessons import nothing from here.
+
+The race lab works on any actor: it never imports a pattern or the engine.
+
+May import: shared, engine_plugins.
 """
 
 from __future__ import annotations
