@@ -13,18 +13,19 @@ run-time import of B by A:
 * a package ``__init__`` that calls ``importlib.import_module`` loads its submodules by name: every
   submodule is an edge (labkit/endpoint/operations/, one module per operation, found from the catalogue).
 
-Layers, bottom to top (docs/architecture.md draws them): the shared floor; the engine core
-(labkit/endpoint/) beside the engine plug-ins (throughput, faults), which meet only in the
-composition root (labkit/embedded/__init__.py); the race lab; the lessons; views over them; the commands
-and plugin on top. A layer imports only the layers :data:`MAY_IMPORT` lists; the one exception is
-:data:`UPWARD`, a lazy edge from the floor to the composition root. Inside the engine core, the
-rooms of labkit/endpoint/ (:data:`ROOMS`) are layered the same way (:data:`ROOM_MAY_IMPORT`).
+Layers are the folders of labkit/ (nothing but ``__init__.py`` and ``__main__.py`` sits beside them),
+each with a face, its ``__init__.py``, whose docstring says what it holds and, on a line of its own,
+``May import: a, b.`` (the layer folders it may import; ``nothing``; ``every layer``). This test
+reads them from the tree; docs/architecture.md draws them. The one exception is :data:`UPWARD`, a
+lazy edge from the floor to the composition root. Inside the engine core, the rooms of
+labkit/endpoint/ (:data:`ROOMS`) are layered the same way (:data:`ROOM_MAY_IMPORT`).
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import re
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
@@ -35,45 +36,50 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "labkit"
 Graph = Mapping[str, set[str]]
 
-#: Every module of labkit/ belongs to one layer (by its first name under labkit/).
-LAYERS: dict[str, tuple[str, ...]] = {
-    "floor": (
-        "errors",
-        "_errors_map",
-        "codec",
-        "constants",
-        "capacity",
-        "validation",
-        "partition_keys",
-        "numbers",
-        "engine_hooks",
-        "operations",
-        "intercept",
-        "routing",
-        "compat",
-        "backend_choice",
-        "backend",
-        "table",
-    ),
-    "engine core": ("endpoint",),
-    "engine plug-ins": ("throughput", "faults"),
-    "composition root": ("embedded",),
-    "race lab": ("races",),
-    "lessons": ("singleton", "uniqueness", "counter"),
-    "views": ("invariants", "plots", "artifacts", "storms", "costs", "lab", "exercises"),
-    "top": ("__init__", "__main__", "cli", "launcher", "pytest_plugin"),
-}
-#: Which layers a layer may import (its own included where listed).
-MAY_IMPORT: dict[str, set[str]] = {
-    "floor": {"floor"},
-    "engine core": {"floor", "engine core"},
-    "engine plug-ins": {"floor", "engine plug-ins"},
-    "composition root": {"floor", "engine core", "engine plug-ins"},
-    "race lab": {"floor", "engine plug-ins", "race lab"},
-    "lessons": {"floor", "engine plug-ins", "lessons"},
-    "views": {"floor", "engine plug-ins", "race lab", "lessons", "views"},
-    "top": set(LAYERS),
-}
+#: The package's own modules: the face of the whole package and ``python -m labkit``.
+ROOT = "labkit"
+ROOT_FILES = ("__init__.py", "__main__.py")
+
+
+def layer_folders() -> list[str]:
+    """The layers: every folder of labkit/ that holds Python modules."""
+    return sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and any(p.rglob("*.py")))
+
+
+def face(layer: str) -> str:
+    """A layer's face: its ``__init__``'s docstring (the package's own, for the root)."""
+    path = PACKAGE / "__init__.py" if layer == ROOT else PACKAGE / layer / "__init__.py"
+    if not path.exists():
+        return ""
+    return ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+
+
+def may_import_line(docstring: str) -> str | None:
+    """What follows ``May import:`` in a docstring, up to the first full stop (lines joined)."""
+    found = re.search(r"(?:^|\n)May import: (.+?)\.(?:\s|$)", docstring, re.DOTALL)
+    return " ".join(found.group(1).split()) if found else None
+
+
+def parse_may_import(text: str, layers: Iterable[str]) -> set[str]:
+    """``shared, engine_plugins`` -> those layers; ``nothing`` -> none; ``every layer`` -> all."""
+    if text == "nothing":
+        return set()
+    if text == "every layer":
+        return set(layers)
+    return {name.strip() for name in re.split(r",| and ", text) if name.strip()}
+
+
+@functools.cache
+def may_import() -> dict[str, set[str]]:
+    """Which layers each layer may import, its own included: read from the faces."""
+    layers = [*layer_folders(), ROOT]
+    allowed: dict[str, set[str]] = {}
+    for layer in layers:
+        line = may_import_line(face(layer))
+        allowed[layer] = (parse_may_import(line, layers) if line is not None else set()) | {layer}
+    return allowed
+
+
 #: The engine core's rooms (by the name under labkit/endpoint/), bottom to top: docs/architecture.md draws them.
 ROOMS: dict[str, tuple[str, ...]] = {
     "engine floor": ("errors", "model", "plan", "schema", "values"),
@@ -101,7 +107,7 @@ ROOM_MAY_IMPORT: dict[str, set[str]] = {
 #: The floor's one upward edge: ``connect("embedded")`` asks the composition root for the shared
 #: endpoint, inside the function (docs/decisions.md, "One composition root").
 UPWARD = {("labkit.shared.backend", "labkit.embedded")}
-LESSONS = ("singleton", "uniqueness")
+PATTERNS = ("patterns.singleton", "patterns.uniqueness", "patterns.counter")
 #: The client side of faults: notation, race-lab injection, rules, the control client.
 FAULTS_CLIENT = ("answers", "kinds", "race", "rules", "control")
 
@@ -268,9 +274,11 @@ def reachable(graph: Graph, roots: Iterable[str], skip: Iterable[tuple[str, str]
 
 
 def layer_of(module: str) -> str:
-    first = module.split(".")[1] if "." in module else "__init__"
-    (layer,) = [layer for layer, members in LAYERS.items() if first in members] or ["?"]
-    return layer
+    """A module's layer: its folder under labkit/ (the package's own modules: the root; else "?")."""
+    parts = module.split(".")
+    if len(parts) == 1 or parts[1:] == ["__main__"]:
+        return ROOT
+    return parts[1] if parts[1] in layer_folders() else "?"
 
 
 def room_of(module: str) -> str:
@@ -299,27 +307,47 @@ def test_import_graph__no_cycle() -> None:
     assert not found, "import cycle(s) in labkit/: " + "; ".join(found)
 
 
-def test_layers__every_module_in_exactly_one_layer() -> None:
-    """A new module must be placed in a layer (and docs/architecture.md) before it can land."""
+def test_layers__no_module_outside_a_layer_folder() -> None:
+    """labkit/ holds layer folders and its own __init__ and __main__, nothing else: a new module goes
+    into the folder of its layer (or a new layer folder, with a face)."""
+    loose = sorted(p.name for p in PACKAGE.glob("*.py") if p.name not in ROOT_FILES)
+    assert loose == []
     assert [m for m in graph() if layer_of(m) == "?"] == []
-    members = [m for layer in LAYERS.values() for m in layer]
-    assert len(members) == len(set(members))
+
+
+@pytest.mark.parametrize("layer", layer_folders())
+def test_layers__each_folder_has_a_face__saying_what_it_holds_and_may_import(layer: str) -> None:
+    """A layer's __init__ has a docstring with a `May import:` line that names only layer folders."""
+    docstring = face(layer)
+    line = may_import_line(docstring)
+    assert line is not None, f"labkit/{layer}/__init__.py: no docstring with a 'May import: ...' line"
+    assert len(docstring.split("May import:")[0].split()) >= 10, "the face says what the layer holds first"
+    unknown = parse_may_import(line, layer_folders()) - set(layer_folders())
+    assert unknown == set(), f"labkit/{layer}/__init__.py may import {sorted(unknown)}: not layer folders"
 
 
 def test_layers__each_import_goes_to_an_allowed_layer() -> None:
-    """A layer imports only the layers below it that MAY_IMPORT lists (and the one UPWARD edge)."""
+    """A layer imports only the layers its face's `May import:` line names (and the one UPWARD edge)."""
+    allowed = may_import()
     bad = [
         f"{a} ({layer_of(a)}) -> {b} ({layer_of(b)})"
         for a, targets in sorted(graph().items())
         for b in sorted(targets)
-        if layer_of(b) not in MAY_IMPORT[layer_of(a)] and (a, b) not in UPWARD
+        if layer_of(b) not in allowed[layer_of(a)] and (a, b) not in UPWARD
     ]
     assert bad == []
 
 
+def test_layers__may_import__has_no_cycle() -> None:
+    """The faces' `May import:` lines order the layers: no layer may import one that may import it back
+    (the root and its lazy names aside), so the layers stack as docs/architecture.md draws them."""
+    allowed = {layer: {b for b in targets if b != layer} for layer, targets in may_import().items() if layer != ROOT}
+    assert cycles(allowed) == []
+
+
 def test_rooms__every_engine_module_in_exactly_one_room() -> None:
     """A new module of labkit/endpoint/ must be placed in a room (and docs/architecture.md) before it can land."""
-    engine = [m for m in graph() if layer_of(m) == "engine core"]
+    engine = [m for m in graph() if layer_of(m) == "endpoint"]
     assert [m for m in engine if room_of(m) == "?"] == []
     members = [m for room in ROOMS.values() for m in room]
     assert len(members) == len(set(members))
@@ -331,9 +359,9 @@ def test_rooms__each_engine_import_goes_to_an_allowed_room() -> None:
     bad = [
         f"{a} ({room_of(a)}) -> {b} ({room_of(b)})"
         for a, targets in sorted(graph().items())
-        if layer_of(a) == "engine core"
+        if layer_of(a) == "endpoint"
         for b in sorted(targets)
-        if layer_of(b) == "engine core" and room_of(b) not in ROOM_MAY_IMPORT[room_of(a)]
+        if layer_of(b) == "endpoint" and room_of(b) not in ROOM_MAY_IMPORT[room_of(a)]
     ]
     assert bad == []
 
@@ -348,22 +376,22 @@ def test_upward_edge__floor_reaches_the_composition_root_lazily_only() -> None:
 
 def test_engine_core__imports_no_plugin() -> None:
     """labkit/endpoint/ reaches nothing but itself and the floor: no throughput, faults, storms,
-    composition root, race lab or lesson — not even inside a function."""
-    core = [m for m in graph() if layer_of(m) == "engine core"]
-    wings = ("throughput", "faults", "storms", "embedded", "races", *LESSONS, "counter", "exercises")
+    composition root, race lab, pattern or lab — not even inside a function."""
+    core = [m for m in graph() if layer_of(m) == "endpoint"]
+    wings = ("engine_plugins", "embedded", "races", "patterns", "lab")
     assert in_wing(reachable(graph(), core), *wings) == []
 
 
 def test_floor__imports_no_wing() -> None:
-    """The shared floor reaches no race lab, engine, lesson, faults or exercises (but for UPWARD)."""
-    floor = [m for m in graph() if layer_of(m) == "floor"]
-    wings = ("races", "endpoint", *LESSONS, "faults", "exercises", "throughput", "embedded")
+    """The shared floor reaches no race lab, engine, pattern, plug-in or lab (but for UPWARD)."""
+    floor = [m for m in graph() if layer_of(m) == "shared"]
+    wings = ("races", "endpoint", "patterns", "engine_plugins", "lab", "embedded")
     assert in_wing(reachable(graph(), floor, skip=UPWARD), *wings) == []
 
 
 def test_engine_plugins__reach_no_engine() -> None:
     """throughput and faults talk to the engine through labkit.shared.engine_hooks, never by import."""
-    plugins = [m for m in graph() if layer_of(m) == "engine plug-ins"]
+    plugins = [m for m in graph() if layer_of(m) == "engine_plugins"]
     assert in_wing(reachable(graph(), plugins), "endpoint", "embedded") == []
 
 
@@ -371,21 +399,21 @@ def test_engine_plugins__reach_no_engine() -> None:
 def test_faults_client_side__imports_no_engine(module: str) -> None:
     """Fault notation, race-lab injection, rules and the control client never load the engine."""
     reached = reachable(graph(), [f"labkit.engine_plugins.faults.{module}"])
-    assert in_wing(reached, "endpoint", "embedded", "faults.injector") == []
+    assert in_wing(reached, "endpoint", "embedded", "engine_plugins.faults.injector") == []
 
 
-@pytest.mark.parametrize("path", [p for n, p in modules().items() if layer_of(n) == "lessons"], ids=str)
-def test_lesson__imports__never_the_race_lab_or_another_lesson(path: Path) -> None:
-    """A lesson stands on the floor only: no labkit.races, no other lesson."""
+@pytest.mark.parametrize("path", [p for n, p in modules().items() if layer_of(n) == "patterns"], ids=str)
+def test_pattern__imports__never_the_race_lab_or_another_pattern(path: Path) -> None:
+    """A pattern stands on the floor only: no labkit.races, no other pattern."""
     name = module_name(path)
-    own = name.split(".")[1]
-    assert in_wing(graph()[name], "races", *(w for w in (*LESSONS, "counter") if w != own)) == []
+    own = ".".join(name.split(".")[1:3])
+    assert in_wing(graph()[name], "races", *(w for w in PATTERNS if w != own)) == []
 
 
-@pytest.mark.parametrize("path", [p for n, p in modules().items() if layer_of(n) == "race lab"], ids=str)
-def test_race_lab__imports__never_a_lesson(path: Path) -> None:
-    """The race lab works on any actor: it imports no lesson."""
-    assert in_wing(graph()[module_name(path)], *LESSONS, "counter") == []
+@pytest.mark.parametrize("path", [p for n, p in modules().items() if layer_of(n) == "races"], ids=str)
+def test_race_lab__imports__never_a_pattern(path: Path) -> None:
+    """The race lab works on any actor: it imports no pattern."""
+    assert in_wing(graph()[module_name(path)], "patterns") == []
 
 
 def test_moto__imported_only_by_the_engine() -> None:
@@ -395,7 +423,7 @@ def test_moto__imported_only_by_the_engine() -> None:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         names = {a.name for n, _ in import_nodes(tree) if isinstance(n, ast.Import) for a in n.names}
         names |= {n.module or "" for n, _ in import_nodes(tree) if isinstance(n, ast.ImportFrom) and not n.level}
-        if any(n.split(".")[0] == "moto" for n in names) and layer_of(name) != "engine core":
+        if any(n.split(".")[0] == "moto" for n in names) and layer_of(name) != "endpoint":
             outside.append(name)
     assert outside == []
 
@@ -463,8 +491,8 @@ def test_imports_of__function_level_counts_type_checking_does_not() -> None:
     """A lazy import is an edge (marked lazy); an import under TYPE_CHECKING is none."""
     source = (
         "from typing import TYPE_CHECKING\nfrom . import constants as C\n"
-        "if TYPE_CHECKING:\n    from .races import run_interleaving\n"
-        "def f():\n    from .embedded import shared_endpoint\n"
+        "if TYPE_CHECKING:\n    from ..races import run_interleaving\n"
+        "def f():\n    from ..embedded import shared_endpoint\n"
     )
     known = {"labkit", "labkit.shared.constants", "labkit.races", "labkit.embedded", "labkit.shared.backend"}
     assert imports_of("labkit.shared.backend", source, known, False) == {
@@ -483,5 +511,15 @@ def test_imports_of__package_loading_submodules_by_name__imports_each() -> None:
 def test_imports_of__submodule_import__runs_its_package() -> None:
     """Importing labkit.endpoint.engine from outside runs labkit/endpoint/__init__ too."""
     known = {"labkit", "labkit.endpoint", "labkit.endpoint.engine", "labkit.engine_plugins.throughput"}
-    edges = imports_of("labkit.engine_plugins.throughput", "from .endpoint.engine import X\n", known, False)
+    edges = imports_of("labkit.engine_plugins.throughput", "from ..endpoint.engine import X\n", known, False)
     assert set(edges) == {"labkit.endpoint", "labkit.endpoint.engine"}
+
+
+def test_may_import_line__read_from_a_face__names_nothing_every_layer_or_a_list() -> None:
+    """A face's `May import:` line (wrapped or not) becomes a set of layers; none, all, or those named."""
+    doc = "Holds things.\n\nMay import: shared, engine_plugins\nand races. Then more prose."
+    assert may_import_line(doc) == "shared, engine_plugins and races"
+    assert parse_may_import("shared, engine_plugins and races", ["x"]) == {"shared", "engine_plugins", "races"}
+    assert parse_may_import("nothing", ["a", "b"]) == set()
+    assert parse_may_import("every layer", ["a", "b"]) == {"a", "b"}
+    assert may_import_line("Holds things; may import: shared.") is None

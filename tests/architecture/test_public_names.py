@@ -94,5 +94,5 @@ def test_crossings__multi_line_import_and_module_attribute__both_found() -> None
 def test_crossings__a_package_init_re_exports_its_own_submodules() -> None:
     """``labkit/lab/exercises/__init__.py`` may import ``_x`` from its own submodules, not from a sibling package."""
     path = LABKIT / "lab" / "exercises" / "__init__.py"
-    source = "from ._calls import _helper\nfrom ..races.gate import _Probe\n"
+    source = "from ._calls import _helper\nfrom ...races.gate import _Probe\n"
     assert crossings(path, source) == ["labkit/lab/exercises/__init__.py:2: _Probe from labkit.races.gate"]
