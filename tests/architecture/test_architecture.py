@@ -345,6 +345,26 @@ def test_layers__may_import__has_no_cycle() -> None:
     assert cycles(allowed) == []
 
 
+def architecture_doc_rules() -> dict[str, set[str]]:
+    """docs/architecture.md's table of layer folders: ``| `labkit/x/` | shared, endpoint |`` -> {x: {...}}."""
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rules: dict[str, set[str]] = {}
+    for cells in re.findall(r"^\| ((?:`labkit/\w+/`(?:, )?)+) \| ([^|]+) \|$", doc, re.MULTILINE):
+        allowed = parse_may_import(cells[1].split(" (")[0].strip(), layer_folders())
+        for layer in re.findall(r"`labkit/(\w+)/`", cells[0]):
+            rules[layer] = allowed
+    return rules
+
+
+def test_architecture_doc__draws_every_layer_folder_with_its_faces_rule() -> None:
+    """docs/architecture.md's picture names every layer folder, and its table says what each face says."""
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    picture = doc.split("```")[1]
+    assert [layer for layer in layer_folders() if f"{layer}/" not in picture] == []
+    faces = {layer: allowed - {layer} for layer, allowed in may_import().items() if layer != ROOT}
+    assert architecture_doc_rules() == faces
+
+
 def test_rooms__every_engine_module_in_exactly_one_room() -> None:
     """A new module of labkit/endpoint/ must be placed in a room (and docs/architecture.md) before it can land."""
     engine = [m for m in graph() if layer_of(m) == "endpoint"]
