@@ -1,4 +1,4 @@
-"""``--labkit-artifacts DIR``: a failing test's failing explorations, written as files by :mod:`labkit.lab.artifacts`."""
+"""``--labkit-artifacts DIR``: a failing test's failing explorations, as files (:mod:`labkit.lab.artifacts`)."""
 
 from __future__ import annotations
 

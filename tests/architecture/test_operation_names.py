@@ -33,7 +33,7 @@ def literals(path: Path) -> list[tuple[int, str]]:
 
 
 def test_operation_names__no_literal_outside_the_catalogue() -> None:
-    """`"GetItem"` is written once, in labkit/shared/catalogue/records.py; elsewhere it is Op.GET_ITEM or a derived set."""
+    """`"GetItem"` is written once, in labkit/shared/catalogue/records.py; elsewhere Op.GET_ITEM or a derived set."""
     found = [
         f"{path.relative_to(PACKAGE.parent)}:{line}: {text!r} (use Op.{SPELLINGS[text].name})"
         for path in sorted(PACKAGE.rglob("*.py"))

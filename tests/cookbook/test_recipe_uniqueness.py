@@ -171,7 +171,7 @@ def test_change_email_request__same_email__none__and_dynamodb_refuses_the_two_ac
 def test_recipes__register_change_delete__the_requests_labkit_sends(
     tconn: Connection, account_id: str, email: str, username: str, emails: list[str]
 ) -> None:
-    """The recipes' TransactWriteItems equal labkit.patterns.uniqueness's, action by action, but for the random token."""
+    """The recipes' TransactWriteItems equal labkit.patterns.uniqueness's, action by action, but the random token."""
     client, table = tconn.new_client(), tconn.table_name
 
     def with_recipes() -> None:

@@ -1,7 +1,8 @@
 """DynamoDB's error answers: the exact answer DynamoDB gives an operation for each error.
 
 One set of answers serves both fault levels: the race lab's canned responses
-(:mod:`labkit.engine_plugins.faults.race`) and the endpoint's fault injector (:mod:`labkit.engine_plugins.faults.injector`).
+(:mod:`labkit.engine_plugins.faults.race`) and the endpoint's fault injector
+(:mod:`labkit.engine_plugins.faults.injector`).
 Client side: imports the floor only (the answer type is :class:`labkit.shared.engine_hooks.Rejection`).
 """
 

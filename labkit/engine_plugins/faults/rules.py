@@ -1,7 +1,8 @@
 """Endpoint faults by rule: :class:`FaultRule`, :class:`FaultRules` (from JSON, :func:`load_rules`).
 
-Client side: a notebook checks rules here before sending them (:func:`labkit.engine_plugins.faults.set_endpoint_faults`);
-the endpoint's :class:`~labkit.engine_plugins.faults.injector.FaultInjector` applies them. Imports the floor only.
+Client side: a notebook checks rules here before sending them
+(:func:`labkit.engine_plugins.faults.set_endpoint_faults`); the endpoint's
+:class:`~labkit.engine_plugins.faults.injector.FaultInjector` applies them. Imports the floor only.
 """
 
 from __future__ import annotations

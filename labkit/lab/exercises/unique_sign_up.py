@@ -178,7 +178,8 @@ def script(trial: Trial) -> None:
         trial.solo("B", "bob@example.com", "ADA"),
         "a sign-up with username 'ADA' (Ada has 'ada')",
         "missing-normalisation",
-        "a missing normalisation — usernames compare case-insensitively; use labkit.patterns.uniqueness.normalise_username",
+        "a missing normalisation — usernames compare case-insensitively; "
+        "use labkit.patterns.uniqueness.normalise_username",
     )
     bad = trial.solo("B", "not-an-email", "bob")
     if not isinstance(bad.exc, ValidationError):

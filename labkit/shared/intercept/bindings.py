@@ -43,7 +43,8 @@ class Session(Protocol):
 
 
 class CallFaults(Protocol):
-    """Faults placed on a run's calls (labkit.engine_plugins.faults.FaultPlan): marked before the call, acted on at send."""
+    """Faults placed on a run's calls (labkit.engine_plugins.faults.FaultPlan): marked before the call, acted on
+    at send."""
 
     def mark(self, actor: str, context: dict[str, Any]) -> None:
         """The call with this request context is about to be sent by ``actor``."""
