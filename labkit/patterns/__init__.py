@@ -7,6 +7,6 @@ pattern from outside, as it would any team's code.
 
 May import: shared, engine_plugins.
 
-Importing this package imports none of its modules (``labkit.singleton`` and ``labkit.uniqueness``
-are also lazy names of the package ``labkit``).
+Importing this package imports none of its modules (the package ``labkit`` also names the first two
+lazily, by their own names: ``singleton``, ``uniqueness``).
 """

@@ -26,8 +26,8 @@ def test_all__matches_public_names_and_is_sorted() -> None:
 
 
 #: Every public name before the house was split into wings (labkit 0.1.0), per module: each must stay
-#: public in that module, at the path its layer folder gives it now (docs/decisions.md 163: `labkit.errors`
-#: is `labkit.shared.errors`; the package's own lazy names did not move). A snapshot, kept as data beside this test.
+#: public in that module, at the path its layer folder gives it now (docs/decisions.md 163: the error tree is
+#: `labkit.shared.errors`; the package's own lazy names did not move). A snapshot, kept as data beside this test.
 NAMES_BEFORE_THE_SPLIT: dict[str, list[str]] = json.loads(
     (Path(__file__).with_name("names_before_the_split.json")).read_text(encoding="utf-8")
 )
