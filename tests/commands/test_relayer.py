@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 
 import pytest
 
@@ -35,7 +36,8 @@ def context() -> object:
 
 def rewrite(source: str, old_path: str, new_path: str) -> str:
     warnings: list[str] = []
-    return relayer.rewrite_python(source, old_path, new_path, context(), warnings)
+    rewritten: str = relayer.rewrite_python(source, old_path, new_path, context(), warnings)
+    return rewritten
 
 
 def test_relayer__on_this_tree__changes_nothing(capsys: pytest.CaptureFixture[str]) -> None:
@@ -133,3 +135,17 @@ def test_plan_moves__a_source_that_exists_nowhere__fails_loudly(monkeypatch: pyt
     monkeypatch.setitem(relayer.MOVES, "labkit/no_such_module.py", "labkit/shared/no_such_module.py")
     with pytest.raises(relayer.RelayerError, match="labkit/no_such_module.py does not exist"):
         relayer.plan_moves([])
+
+
+def test_renew_cell_ids__a_generated_notebooks_rewritten_cell__gets_its_new_sources_id() -> None:
+    """tools/notebooks.py names a cell by a digest of its source: a rewritten cell's id follows; a
+    hand-made notebook's ids (not digests) are left as they are."""
+    old = {"cells": [{"cell_type": "code", "source": ["from labkit import exercises\n"]}]}
+    new = {"cells": [{"cell_type": "code", "source": ["from labkit.lab import exercises\n"]}]}
+    (old_id,) = relayer._cell_ids(old)
+    (new_id,) = relayer._cell_ids(new)
+    old["cells"][0]["id"] = new["cells"][0]["id"] = old_id
+    renewed = relayer.renew_cell_ids(json.dumps(old, indent=1), json.dumps(new, indent=1))
+    assert json.loads(renewed)["cells"][0]["id"] == new_id != old_id
+    new["cells"][0]["id"] = old["cells"][0]["id"] = "hand-made"
+    assert relayer.renew_cell_ids(json.dumps(old), json.dumps(new)) == json.dumps(new)
