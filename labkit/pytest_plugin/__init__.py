@@ -92,7 +92,7 @@ from .options import (
     choose_backend,
     source_of,
 )
-from .state import STATE, LabkitSession, state_of
+from .state import STATE, PluginState, state_of
 
 if TYPE_CHECKING:
     from ..shared.routing import Route
@@ -148,7 +148,7 @@ def _start(config: pytest.Config, namespace: Any) -> None:
     if artifacts and Path(artifacts).exists() and not Path(artifacts).is_dir():
         raise pytest.UsageError(f"--labkit-artifacts: {artifacts} is a file, not a folder; name a folder")
     every = backend != NONE and (mode == ENVIRONMENT or bool(option or ini))
-    state = LabkitSession(
+    state = PluginState(
         backend, source_of(option, os.environ, ini), mode, every, Path(artifacts).resolve() if artifacts else None
     )
     config.stash[STATE] = state
@@ -185,7 +185,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         state.close()
 
 
-def labkit_reason(item: pytest.Item, state: LabkitSession) -> str | None:
+def labkit_reason(item: pytest.Item, state: PluginState) -> str | None:
     """Why ``item`` is a labkit test ("it uses labkit_conn"), or None when it is not one."""
     if state.every_test:
         return f"{state.source} makes every test a labkit test"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .options import NONE, TABLE_PREFIX
-from .state import LabkitSession, state_of
+from .state import PluginState, state_of
 
 if TYPE_CHECKING:
     from ..shared.backend import Connection
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 class Connections:
     """One connection per backend for the whole session; a failed connect is remembered."""
 
-    def __init__(self, state: LabkitSession | None) -> None:
+    def __init__(self, state: PluginState | None) -> None:
         self.known: dict[str, Connection | Exception] = {}
         self.state = state
 

@@ -18,11 +18,11 @@ from .tables import TableTracker
 if TYPE_CHECKING:
     from ..shared.routing import Route
 
-STATE = pytest.StashKey["LabkitSession"]()
+STATE = pytest.StashKey["PluginState"]()
 
 
 @dataclass
-class LabkitSession:
+class PluginState:
     """What the plugin knows about the session; the heavy parts are made at the first labkit test."""
 
     backend: str
@@ -109,12 +109,12 @@ class LabkitSession:
             self.artifacts.close()
 
 
-def state_of(config: pytest.Config) -> LabkitSession | None:
+def state_of(config: pytest.Config) -> PluginState | None:
     return config.stash.get(STATE, None)
 
 
 __all__ = [
     "STATE",
-    "LabkitSession",
+    "PluginState",
     "state_of",
 ]
