@@ -42,7 +42,7 @@ def _notebooks(source: Path) -> tuple[nbformat.NotebookNode, nbformat.NotebookNo
 def _checked(source: Path) -> tuple[str, str]:
     """The exercise name and the function the notebook's check cell hands to the checker."""
     text = "\n".join(c.source for c in TOOL.read(source).cells if c.cell_type == "code")
-    found = re.search(r'labkit\.exercises\.check\("([a-z-]+)", (\w+), conn=conn\)', text)
+    found = re.search(r'labkit\.lab\.exercises\.check\("([a-z-]+)", (\w+), conn=conn\)', text)
     assert found, f"{source.name}: no `labkit.lab.exercises.check(...)` cell"
     return found[1], found[2]
 
