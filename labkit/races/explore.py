@@ -100,7 +100,8 @@ class ExploreConfig:
     ``budget`` caps the exploration's runs; ``strategy`` picks one, or ``auto``'s portfolio;
     ``seed`` and ``depth`` drive PCT; ``exhaustive_limit`` is the most dry-run orders ``auto``
     searches exhaustively; ``max_calls`` caps the calls one task makes in one run; ``calls``
-    gives each actor's call count instead of a dry run; ``timeout`` bounds one run (seconds);
+    gives each actor's call count instead of a dry run; ``timeout`` is how long a run may go without
+    progress (seconds: no turn taken, no call answered);
     ``shrink_budget`` caps the runs shrinking a counterexample may make (0: do not shrink).
     """
 

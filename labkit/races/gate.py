@@ -94,6 +94,9 @@ class GatedRun(Recorder):
         self.replication = replication if replication is not None and replication.active else None
         self.deliveries: dict[str, int] = {}  # a delivery task's name -> the engine's delivery id
         self.deadline = deadline
+        #: A stall is this long with no progress (no turn taken, no call answered): each step moves the
+        #: deadline on, so a loaded machine's slow run is not taken for a hang (docs/decisions.md 225).
+        self.patience = max(deadline - time.monotonic(), 0.0)
         self.max_calls = max_calls
         self.lock = threading.Lock()  # a plain lock: the race lab's own waits are never a task's
         self.tasks: dict[str, Task] = {}
@@ -323,8 +326,7 @@ class GatedRun(Recorder):
         self._decide()
         self.lock.release()
         try:
-            remaining = self.deadline - time.monotonic()
-            got = park.acquire(True, remaining) if remaining > 0 else park.acquire(False)
+            got = self._until_deadline(park)
         finally:
             self.lock.acquire()
         if task.state == WAITING:  # not chosen: the run failed, or time is up
@@ -420,6 +422,7 @@ class GatedRun(Recorder):
         call.end = time.perf_counter() - self.t0
         self.rows.append(call.row())
         task = self.tasks.get(actor)
+        self._progressed()
         if call.turn is not None and task is not None and task is self.in_flight:
             self.in_flight = None
             task.state = RUNNING  # still busy: it goes on to its next call, or ends
@@ -512,6 +515,7 @@ class GatedRun(Recorder):
         task.state = GRANTED
         self.busy += 1
         self.in_flight = task
+        self._progressed()
         call.start = time.perf_counter() - self.t0
         task.park.release()
         if choice == END:  # the run ends here: the deliveries still waiting are left pending
@@ -536,10 +540,22 @@ class GatedRun(Recorder):
             self._over = True
             self.over.release()
 
+    def _progressed(self) -> None:
+        """With the lock held: the run moved (a turn taken, a call answered); the stall deadline moves on."""
+        self.deadline = max(self.deadline, time.monotonic() + self.patience)
+
+    def _until_deadline(self, lock: threading.Lock) -> bool:
+        """Acquire ``lock``, waiting while the run still progresses; False: no progress for ``patience``."""
+        while True:
+            remaining = self.deadline - time.monotonic()  # a float read: the deadline only moves later
+            if remaining <= 0:
+                return lock.acquire(False)
+            if lock.acquire(True, remaining):
+                return True
+
     def wait_over(self) -> None:
-        """Block the run's owner until every actor is done or the run failed; a stall at the deadline."""
-        remaining = self.deadline - time.monotonic()
-        if remaining > 0 and self.over.acquire(True, remaining):
+        """Block the run's owner until every actor is done or the run failed; a stall: no progress for ``patience``."""
+        if self._until_deadline(self.over):
             return
         with self.lock:
             if self.failure is None:

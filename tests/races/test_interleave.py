@@ -209,6 +209,27 @@ def test_run_interleaving__call_in_flight_at_timeout__says_slow_answer_not_never
         answer.set()
 
 
+def test_gated_run__a_step_taken__moves_the_stall_deadline_on_by_its_patience() -> None:
+    """A stall is ``timeout`` with no progress, not a run longer than ``timeout`` (decision 225).
+
+    On a loaded machine a run of many slow calls outlasted the 10 s default and was reported as a hang
+    (the plugin's docs example, load 15). Each turn taken and each call answered now moves the deadline.
+    """
+    import time
+
+    from labkit.races.gate import GatedRun
+
+    run = GatedRun(chooser=None, deadline=time.monotonic() + 30.0)  # type: ignore[arg-type]
+    assert 29.0 < run.patience <= 30.0
+    run.deadline = time.monotonic() - 1.0  # as if the first 30 s had passed
+    run._progressed()
+    assert run.deadline - time.monotonic() > 29.0
+    later = run.deadline + 100.0
+    run.deadline = later
+    run._progressed()  # never moves it back
+    assert run.deadline == later
+
+
 def test_run_interleaving__actor_calls_after_the_run_aborted__calls_raise_instead_of_running_free(
     tconn: Connection,
 ) -> None:
