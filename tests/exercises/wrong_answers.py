@@ -40,8 +40,8 @@ def rl_rmw_update(client, table_name, by):
     )
 
 
-def rl_condition_no_retry(client, table_name, by):
-    item = client.get_item(TableName=table_name, Key=KEY, ConsistentRead=True)["Item"]
+def _set_if_unchanged(client, table_name, item, by):
+    """The limit read plus by, on condition the version is still the one read (and bumped)."""
     client.update_item(
         TableName=table_name,
         Key=KEY,
@@ -54,6 +54,11 @@ def rl_condition_no_retry(client, table_name, by):
             ":read": item["version"],
         },
     )
+
+
+def rl_condition_no_retry(client, table_name, by):
+    item = client.get_item(TableName=table_name, Key=KEY, ConsistentRead=True)["Item"]
+    _set_if_unchanged(client, table_name, item, by)
 
 
 def rl_condition_swallowed(client, table_name, by):
@@ -93,15 +98,19 @@ def _account(email, username):
     return i, {**account_key(i), "id": i, "email": email, "username": username}
 
 
-def su_gsi_check(client, table_name, email, username):
-    email, username = normalise_email(email), normalise_username(username)
-    found = client.query(
+def _in_email_index(client, table_name, email):
+    """The accounts the email-index holds under email (a GSI: eventually consistent)."""
+    return client.query(
         TableName=table_name,
         IndexName="email-index",
         KeyConditionExpression="email = :e",
         ExpressionAttributeValues={":e": {"S": email}},
     )["Items"]
-    if found:
+
+
+def su_gsi_check(client, table_name, email, username):
+    email, username = normalise_email(email), normalise_username(username)
+    if _in_email_index(client, table_name, email):
         raise ValueTaken({"email": email})
     i, acct = _account(email, username)
     client.put_item(TableName=table_name, Item=T(acct))
@@ -168,37 +177,57 @@ def _get(client, table_name, account_id):
     return client.get_item(TableName=table_name, Key=T(account_key(account_id)), ConsistentRead=True)["Item"]
 
 
-def ce_old_marker_kept(client, table_name, account_id, new_email):
-    new_email = normalise_email(new_email)
+def _set_email(table_name, account_id, new_email, old=None):
+    """The account's Update; guarded by `email = :old` when old is given."""
+    update = {
+        "TableName": table_name,
+        "Key": T(account_key(account_id)),
+        "UpdateExpression": "SET email = :e",
+        "ExpressionAttributeValues": {":e": {"S": new_email}},
+    }
+    if old is not None:
+        update["ConditionExpression"] = "email = :old"
+        update["ExpressionAttributeValues"][":old"] = {"S": old}
+    return {"Update": update}
+
+
+def _email_marker(account_id, new_email):
+    return T({**marker_key("EMAIL", new_email), "owner": account_id, "field": "email", "value": new_email})
+
+
+def _put_marker(table_name, account_id, new_email, guarded=True):
+    """The new marker's Put; guarded by `attribute_not_exists(PK)` unless told not to."""
+    put = {"TableName": table_name, "Item": _email_marker(account_id, new_email)}
+    if guarded:
+        put["ConditionExpression"] = "attribute_not_exists(PK)"
+    return {"Put": put}
+
+
+def _delete_marker(table_name, old, owner=None):
+    """The old marker's Delete; guarded by `#o = :me` when owner is given."""
+    delete = {"TableName": table_name, "Key": T(marker_key("EMAIL", old))}
+    if owner is not None:
+        delete["ConditionExpression"] = "#o = :me"
+        delete["ExpressionAttributeNames"] = {"#o": "owner"}
+        delete["ExpressionAttributeValues"] = {":me": {"S": owner}}
+    return {"Delete": delete}
+
+
+def _transact_or_taken(client, new_email, items):
+    """One transaction; any cancellation reads as "taken"."""
     try:
-        client.transact_write_items(
-            TransactItems=[
-                {
-                    "Update": {
-                        "TableName": table_name,
-                        "Key": T(account_key(account_id)),
-                        "UpdateExpression": "SET email = :e",
-                        "ExpressionAttributeValues": {":e": {"S": new_email}},
-                    }
-                },
-                {
-                    "Put": {
-                        "TableName": table_name,
-                        "Item": T(
-                            {
-                                **marker_key("EMAIL", new_email),
-                                "owner": account_id,
-                                "field": "email",
-                                "value": new_email,
-                            }
-                        ),
-                        "ConditionExpression": "attribute_not_exists(PK)",
-                    }
-                },
-            ]
-        )
+        client.transact_write_items(TransactItems=items)
     except client.exceptions.TransactionCanceledException as exc:
         raise ValueTaken({"email": new_email}) from exc
+
+
+def ce_old_marker_kept(client, table_name, account_id, new_email):
+    new_email = normalise_email(new_email)
+    _transact_or_taken(
+        client,
+        new_email,
+        [_set_email(table_name, account_id, new_email), _put_marker(table_name, account_id, new_email)],
+    )
 
 
 def ce_txn_no_conditions(client, table_name, account_id, new_email):
@@ -206,45 +235,26 @@ def ce_txn_no_conditions(client, table_name, account_id, new_email):
     old = _get(client, table_name, account_id)["email"]["S"]
     client.transact_write_items(
         TransactItems=[
-            {
-                "Update": {
-                    "TableName": table_name,
-                    "Key": T(account_key(account_id)),
-                    "UpdateExpression": "SET email = :e",
-                    "ExpressionAttributeValues": {":e": {"S": new_email}},
-                }
-            },
-            {
-                "Put": {
-                    "TableName": table_name,
-                    "Item": T(
-                        {**marker_key("EMAIL", new_email), "owner": account_id, "field": "email", "value": new_email}
-                    ),
-                }
-            },
-            {"Delete": {"TableName": table_name, "Key": T(marker_key("EMAIL", old))}},
+            _set_email(table_name, account_id, new_email),
+            _put_marker(table_name, account_id, new_email, guarded=False),
+            _delete_marker(table_name, old),
         ]
     )
+
+
+def _put_marker_or_taken(client, table_name, account_id, new_email):
+    try:
+        client.put_item(**_put_marker(table_name, account_id, new_email)["Put"])
+    except client.exceptions.ConditionalCheckFailedException as exc:
+        raise ValueTaken({"email": new_email}) from exc
 
 
 def ce_separate_calls(client, table_name, account_id, new_email):
     new_email = normalise_email(new_email)
     old = _get(client, table_name, account_id)["email"]["S"]
-    client.delete_item(TableName=table_name, Key=T(marker_key("EMAIL", old)))
-    try:
-        client.put_item(
-            TableName=table_name,
-            Item=T({**marker_key("EMAIL", new_email), "owner": account_id, "field": "email", "value": new_email}),
-            ConditionExpression="attribute_not_exists(PK)",
-        )
-    except client.exceptions.ConditionalCheckFailedException as exc:
-        raise ValueTaken({"email": new_email}) from exc
-    client.update_item(
-        TableName=table_name,
-        Key=T(account_key(account_id)),
-        UpdateExpression="SET email = :e",
-        ExpressionAttributeValues={":e": {"S": new_email}},
-    )
+    client.delete_item(**_delete_marker(table_name, old)["Delete"])
+    _put_marker_or_taken(client, table_name, account_id, new_email)
+    client.update_item(**_set_email(table_name, account_id, new_email)["Update"])
 
 
 def ce_no_normalisation(client, table_name, account_id, new_email):
@@ -253,37 +263,15 @@ def ce_no_normalisation(client, table_name, account_id, new_email):
 
         raise ValidationError("bad email")
     old = _get(client, table_name, account_id)["email"]["S"]
-    try:
-        client.transact_write_items(
-            TransactItems=[
-                {
-                    "Update": {
-                        "TableName": table_name,
-                        "Key": T(account_key(account_id)),
-                        "UpdateExpression": "SET email = :e",
-                        "ConditionExpression": "email = :old",
-                        "ExpressionAttributeValues": {":e": {"S": new_email}, ":old": {"S": old}},
-                    }
-                },
-                {
-                    "Put": {
-                        "TableName": table_name,
-                        "Item": T(
-                            {
-                                **marker_key("EMAIL", new_email),
-                                "owner": account_id,
-                                "field": "email",
-                                "value": new_email,
-                            }
-                        ),
-                        "ConditionExpression": "attribute_not_exists(PK)",
-                    }
-                },
-                {"Delete": {"TableName": table_name, "Key": T(marker_key("EMAIL", old))}},
-            ]
-        )
-    except client.exceptions.TransactionCanceledException as exc:
-        raise ValueTaken({"email": new_email}) from exc
+    _transact_or_taken(
+        client,
+        new_email,
+        [
+            _set_email(table_name, account_id, new_email, old=old),
+            _put_marker(table_name, account_id, new_email),
+            _delete_marker(table_name, old),
+        ],
+    )
 
 
 def ce_taken_when_the_account_changed(client, table_name, account_id, new_email):
@@ -293,142 +281,48 @@ def ce_taken_when_the_account_changed(client, table_name, account_id, new_email)
     old = _get(client, table_name, account_id)["email"]["S"]
     if old == new_email:
         return
-    try:
-        client.transact_write_items(
-            TransactItems=[
-                {
-                    "Update": {
-                        "TableName": table_name,
-                        "Key": T(account_key(account_id)),
-                        "UpdateExpression": "SET email = :e",
-                        "ConditionExpression": "email = :old",
-                        "ExpressionAttributeValues": {":e": {"S": new_email}, ":old": {"S": old}},
-                    }
-                },
-                {
-                    "Put": {
-                        "TableName": table_name,
-                        "Item": T(
-                            {
-                                **marker_key("EMAIL", new_email),
-                                "owner": account_id,
-                                "field": "email",
-                                "value": new_email,
-                            }
-                        ),
-                        "ConditionExpression": "attribute_not_exists(PK)",
-                    }
-                },
-                {
-                    "Delete": {
-                        "TableName": table_name,
-                        "Key": T(marker_key("EMAIL", old)),
-                        "ConditionExpression": "#o = :me",
-                        "ExpressionAttributeNames": {"#o": "owner"},
-                        "ExpressionAttributeValues": {":me": {"S": account_id}},
-                    }
-                },
-            ]
-        )
-    except client.exceptions.TransactionCanceledException as exc:
-        raise ValueTaken({"email": new_email}) from exc
+    _transact_or_taken(
+        client,
+        new_email,
+        [
+            _set_email(table_name, account_id, new_email, old=old),
+            _put_marker(table_name, account_id, new_email),
+            _delete_marker(table_name, old, owner=account_id),
+        ],
+    )
 
 
 def ce_check_then_write_gsi(client, table_name, account_id, new_email):
     new_email = normalise_email(new_email)
-    if client.query(
-        TableName=table_name,
-        IndexName="email-index",
-        KeyConditionExpression="email = :e",
-        ExpressionAttributeValues={":e": {"S": new_email}},
-    )["Items"]:
+    if _in_email_index(client, table_name, new_email):
         raise ValueTaken({"email": new_email})
-    old = _get(client, table_name, account_id)["email"]["S"]
-    client.transact_write_items(
-        TransactItems=[
-            {
-                "Update": {
-                    "TableName": table_name,
-                    "Key": T(account_key(account_id)),
-                    "UpdateExpression": "SET email = :e",
-                    "ExpressionAttributeValues": {":e": {"S": new_email}},
-                }
-            },
-            {
-                "Put": {
-                    "TableName": table_name,
-                    "Item": T(
-                        {**marker_key("EMAIL", new_email), "owner": account_id, "field": "email", "value": new_email}
-                    ),
-                }
-            },
-            {"Delete": {"TableName": table_name, "Key": T(marker_key("EMAIL", old))}},
-        ]
-    )
+    ce_txn_no_conditions(client, table_name, account_id, new_email)  # then the unguarded transaction
 
 
 def ce_guarded_separate_calls(client, table_name, account_id, new_email):
     new_email = normalise_email(new_email)
     old = _get(client, table_name, account_id)["email"]["S"]
-    try:
-        client.put_item(
-            TableName=table_name,
-            Item=T({**marker_key("EMAIL", new_email), "owner": account_id, "field": "email", "value": new_email}),
-            ConditionExpression="attribute_not_exists(PK)",
-        )
-    except client.exceptions.ConditionalCheckFailedException as exc:
-        raise ValueTaken({"email": new_email}) from exc
-    client.update_item(
-        TableName=table_name,
-        Key=T(account_key(account_id)),
-        UpdateExpression="SET email = :e",
-        ExpressionAttributeValues={":e": {"S": new_email}},
-    )
-    client.delete_item(TableName=table_name, Key=T(marker_key("EMAIL", old)))
+    _put_marker_or_taken(client, table_name, account_id, new_email)
+    client.update_item(**_set_email(table_name, account_id, new_email)["Update"])
+    client.delete_item(**_delete_marker(table_name, old)["Delete"])
 
 
 def ce_txn_guards_only_the_new_marker(client, table_name, account_id, new_email):
     new_email = normalise_email(new_email)
     old = _get(client, table_name, account_id)["email"]["S"]
-    try:
-        client.transact_write_items(
-            TransactItems=[
-                {
-                    "Update": {
-                        "TableName": table_name,
-                        "Key": T(account_key(account_id)),
-                        "UpdateExpression": "SET email = :e",
-                        "ExpressionAttributeValues": {":e": {"S": new_email}},
-                    }
-                },
-                {
-                    "Put": {
-                        "TableName": table_name,
-                        "ConditionExpression": "attribute_not_exists(PK)",
-                        "Item": T(
-                            {
-                                **marker_key("EMAIL", new_email),
-                                "owner": account_id,
-                                "field": "email",
-                                "value": new_email,
-                            }
-                        ),
-                    }
-                },
-                {"Delete": {"TableName": table_name, "Key": T(marker_key("EMAIL", old))}},
-            ]
-        )
-    except client.exceptions.TransactionCanceledException as exc:
-        raise ValueTaken({"email": new_email}) from exc
+    _transact_or_taken(
+        client,
+        new_email,
+        [
+            _set_email(table_name, account_id, new_email),
+            _put_marker(table_name, account_id, new_email),
+            _delete_marker(table_name, old),
+        ],
+    )
 
 
 def su_redundant_gsi_check(client, table_name, email, username):
-    client.query(
-        TableName=table_name,
-        IndexName="email-index",
-        KeyConditionExpression="email = :e",
-        ExpressionAttributeValues={":e": {"S": normalise_email(email)}},
-    )
+    _in_email_index(client, table_name, normalise_email(email))
     return REFERENCE["unique-sign-up"](client, table_name, email, username)
 
 
@@ -462,18 +356,7 @@ def retries_without_reading(client, table_name, by):
     item = client.get_item(TableName=table_name, Key=KEY, ConsistentRead=True)["Item"]
     while True:  # never re-reads: once it loses, it loses for ever
         try:
-            client.update_item(
-                TableName=table_name,
-                Key=KEY,
-                UpdateExpression="SET rate_limit_per_minute = :n, #v = #v + :one",
-                ConditionExpression="#v = :read",
-                ExpressionAttributeNames={"#v": "version"},
-                ExpressionAttributeValues={
-                    ":n": {"N": str(int(item["rate_limit_per_minute"]["N"]) + by)},
-                    ":one": {"N": "1"},
-                    ":read": item["version"],
-                },
-            )
+            _set_if_unchanged(client, table_name, item, by)
             return
         except client.exceptions.ConditionalCheckFailedException:
             continue
@@ -506,12 +389,7 @@ def always_taken(client, table_name, email, username):
 # ---- outcomes the task names beyond the classic mistakes (issue 40: a test per outcome name)
 def rl_add_then_give_up(client, table_name, by):
     """Adds, then raises RetriesExhausted in the storm (by=1) as if nothing had been written."""
-    client.update_item(
-        TableName=table_name,
-        Key=KEY,
-        UpdateExpression="ADD rate_limit_per_minute :by",
-        ExpressionAttributeValues={":by": {"N": str(by)}},
-    )
+    rl_atomic_add(client, table_name, by)
     if by == 1:
         raise RetriesExhausted("gave up", 5)
 
@@ -520,12 +398,7 @@ def rl_many_reads(client, table_name, by):
     """Reads the item five times before one ADD: six calls a run."""
     for _ in range(5):
         client.get_item(TableName=table_name, Key=KEY, ConsistentRead=True)
-    client.update_item(
-        TableName=table_name,
-        Key=KEY,
-        UpdateExpression="ADD rate_limit_per_minute :by",
-        ExpressionAttributeValues={":by": {"N": str(by)}},
-    )
+    rl_atomic_add(client, table_name, by)
 
 
 def su_taken_as_conflict(client, table_name, email, username):
