@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ...shared.catalogue import Op
 from ..store.arns import table_of_arn
-from ..store.replication import Group
+from ..store.deliveries import Group
 from ..wire.decode import Request
 from . import Steps
 

@@ -20,7 +20,7 @@ from ...shared.catalogue import DYNAMODB_TARGET, Op
 from ..errors import ClientFault, invalid
 from ..store.arns import table_of_arn
 from ..store.changes import Change, Commit
-from ..store.replication import DELIVERED, EVENTUAL, STRONG, Group, key_id
+from ..store.deliveries import DELIVERED, EVENTUAL, STRONG, Group, key_id
 from ..store.restore import definition
 from ..wire.decode import Request
 from ..wire.encode import response

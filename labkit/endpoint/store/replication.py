@@ -43,7 +43,6 @@ from .deliveries import (
     CONFLICT_MESSAGE,
     DEFAULT_LAG_SECONDS,
     DELIVERED,
-    EVENTUAL,
     GLOBAL_TABLE_VERSION,
     STRONG,
     Delivery,
@@ -324,16 +323,4 @@ def _stored_key(item: WireItem, key: Mapping[str, Any]) -> dict[str, Any]:
     return {name: item.get(name, value) for name, value in key.items()}
 
 
-__all__ = [
-    "CONFLICT_MESSAGE",
-    "DEFAULT_LAG_SECONDS",
-    "DELIVERED",
-    "EVENTUAL",
-    "GLOBAL_TABLE_VERSION",
-    "STRONG",
-    "Delivery",
-    "Group",
-    "Replication",
-    "Stamp",
-    "key_id",
-]
+__all__ = ["Replication"]
