@@ -135,6 +135,34 @@ def _lookup(built: Built, spec: OrderSpec, key: SortTuple, key_values: Callable[
     return built.table.get_item(hash_value, range_value)
 
 
+def _order(
+    orders: Orders, who: tuple[str, str], table: Any, schema: TableSchema, index_name: str | None
+) -> tuple[Built, Order] | None:
+    """The built orders and the one a read goes through (the table's, or its index's); None: moto's to answer."""
+    built = orders.of(who, table, schema)
+    if built is None:
+        return None
+    order = built.base if index_name is None else built.indexes.get(index_name)
+    return None if order is None else (built, order)
+
+
+def _page(
+    table: Any, index_name: str | None, items: Iterable[tuple[int, Any]], limit: int | None
+) -> tuple[list[Any], Any, int]:
+    """(The page, its LastEvaluatedKey when the limit or the 1 MB page cut it short, else None; the last position
+    in it): the items taken in order as moto pages them."""
+    results: list[Any] = []
+    size, last = 0, -1
+    for position, item in items:
+        item_size = item.size()
+        if limit is not None and len(results) == limit or size + item_size > RESULT_SIZE_LIMIT:
+            return results, table._get_last_evaluated_key(results[-1], index_name), last
+        results.append(item)
+        size += item_size
+        last = position
+    return results, None, last
+
+
 def _start(spec: OrderSpec, attrs: tuple[str, ...], start: Mapping[str, Any] | None) -> SortTuple | None:
     if start is None:
         return None
@@ -158,12 +186,10 @@ def query(
     range_conditions: list[tuple[str, str, list[Any]]],
 ) -> tuple[list[Any], int, Any] | None:
     """A Query's (items, scanned count, LastEvaluatedKey) read from its partition's range; None: moto's to answer."""
-    built = orders.of(who, table, schema)
-    if built is None or hash_key is None:
+    found_order = _order(orders, who, table, schema, index_name)
+    if found_order is None or hash_key is None:
         return None
-    order = built.base if index_name is None else built.indexes.get(index_name)
-    if order is None:
-        return None
+    built, order = found_order
     spec = order.spec
     if comparison is not None and (not spec.query_attrs or range_conditions[-1][0] != spec.query_attrs[0]):
         return None  # the condition is on another attribute than the order's first (moto says what it says)
@@ -185,21 +211,12 @@ def query(
         return None
     part, positions = found
     width = len(spec.table_keys)
-    results: list[Any] = []
-    size, last, last_key = 0, -1, None
-    for position in positions:
-        item = _lookup(built, spec, part[position][-width:], key_values)
-        item_size = item.size()
-        if limit is not None and len(results) == limit or size + item_size > RESULT_SIZE_LIMIT:
-            last_key = table._get_last_evaluated_key(results[-1], index_name)
-            break
-        results.append(item)
-        size += item_size
-        last = position
-    else:
-        # moto reads on past the range: a full page with anything after it in the partition has a next page
-        if results and limit is not None and len(results) == limit and (last + 1 < len(part) if forward else last > 0):
-            last_key = table._get_last_evaluated_key(results[-1], index_name)
+    items = ((p, _lookup(built, spec, part[p][-width:], key_values)) for p in positions)
+    results, last_key, last = _page(table, index_name, items, limit)
+    # moto reads on past the range: a full page with anything after it in the partition has a next page
+    full = last_key is None and results and limit is not None and len(results) == limit
+    if full and (last + 1 < len(part) if forward else last > 0):
+        last_key = table._get_last_evaluated_key(results[-1], index_name)
     return _copied(table, index_name, results), len(results), last_key
 
 
@@ -216,30 +233,18 @@ def scan(
     segments: tuple[Any, Any],
 ) -> tuple[list[Any], int, Any] | None:
     """A Scan page's (items, scanned count, LastEvaluatedKey), read from its ExclusiveStartKey on; None: moto's."""
-    built = orders.of(who, table, schema)
-    if built is None:
+    found_order = _order(orders, who, table, schema, index_name)
+    if found_order is None:
         return None
-    order = built.base if index_name is None else built.indexes.get(index_name)
-    if order is None:
-        return None
+    built, order = found_order
     spec = order.spec
     try:
         position = scan_position(order, _start(spec, spec.scan_attrs, start))
     except (KeyError, TypeError):
         return None
     width = len(spec.table_keys)
-    results: list[Any] = []
-    size, last_key = 0, None
-    for entry in order.scan.islice(position):
-        item = _lookup(built, spec, entry[-width:], key_values)
-        if not item.is_within_segment(segments):
-            continue
-        item_size = item.size()
-        if limit is not None and len(results) == limit or size + item_size > RESULT_SIZE_LIMIT:
-            last_key = table._get_last_evaluated_key(results[-1], index_name)
-            break
-        results.append(item)
-        size += item_size
+    items = (_lookup(built, spec, entry[-width:], key_values) for entry in order.scan.islice(position))
+    results, last_key, _ = _page(table, index_name, enumerate(i for i in items if i.is_within_segment(segments)), limit)
     return _copied(table, index_name, results), len(results), last_key
 
 
