@@ -104,6 +104,16 @@ def _judge(expect_one_winner: bool, two_tabs: bool = False) -> Any:
     return judge
 
 
+def _solo_named(trial: Trial, kind: str, words: str, *args: Any) -> Outcome:
+    """``trial.solo(*args)``; a crash in it is the mistake ``kind``, told with ``words``."""
+    try:
+        return trial.solo(*args)
+    except Stop as stop:
+        if stop.finding.kind != "error":
+            raise
+        raise Stop(Finding(kind, f"{stop.finding.message}; {words}")) from None
+
+
 def script(trial: Trial) -> None:
     trial.reset(SEED)
     out = trial.solo("A", "ada", "ada@new.example.com")
@@ -211,12 +221,7 @@ def script(trial: Trial) -> None:
     # a new email that normalises to the one the account holds: nothing to change, so no write at all
     trial.reset(SEED)
     before = _items_of(trial.items())
-    try:
-        same = trial.solo("A", "ada", "  ADA@Example.com ")
-    except Stop as stop:
-        if stop.finding.kind != "error":
-            raise
-        raise Stop(Finding("same-email", f"{stop.finding.message}; {SAME_EMAIL}")) from None
+    same = _solo_named(trial, "same-email", SAME_EMAIL, "A", "ada", "  ADA@Example.com ")
     writes = [c.operation for c in same.calls if c.is_write]
     if same.exc is not None or writes or _items_of(trial.items()) != before:
         did = f"raised {type(same.exc).__name__}" if same.exc is not None else f"sent {', '.join(writes) or 'no write'}"
@@ -227,12 +232,7 @@ def script(trial: Trial) -> None:
             )
         )
     # an account that does not exist: NotFound, nothing written
-    try:
-        ghost = trial.solo("A", "nobody", "nobody@example.com")
-    except Stop as stop:
-        if stop.finding.kind != "error":
-            raise
-        raise Stop(Finding("unknown-account", f"{stop.finding.message}; {UNKNOWN_ACCOUNT}")) from None
+    ghost = _solo_named(trial, "unknown-account", UNKNOWN_ACCOUNT, "A", "nobody", "nobody@example.com")
     if not isinstance(ghost.exc, NotFound) or _items_of(trial.items()) != before:
         did = f"raised {type(ghost.exc).__name__}" if ghost.exc is not None else "returned"
         raise Stop(
