@@ -211,45 +211,47 @@ def _update_item() -> None:
     assert item.attrs["n"].value == "6"
 
 
-def _parameters(function: Callable[..., Any]) -> list[str]:
-    return list(inspect.signature(function).parameters)
+def _takes(function: Callable[..., Any], first: list[str], also: frozenset[str] = frozenset()) -> None:
+    """The function's parameters begin with ``first``, in order, and include ``also``: moto calls it that way."""
+    parameters = list(inspect.signature(function).parameters)
+    assert parameters[: len(first)] == first, parameters
+    assert also <= set(parameters), parameters
 
 
 def _query() -> None:
     """The engine overrides DynamoDBBackend.query (atomic.py): moto's handler must still call it this way."""
-    assert _parameters(adapter.DynamoDBBackend.query)[:9] == [
-        "self",
-        "table_name",
-        "hash_key_dict",
-        "range_comparison",
-        "range_value_dicts",
-        "limit",
-        "exclusive_start_key",
-        "scan_index_forward",
-        "projection_expressions",
-    ]
-    assert {"index_name", "hash_key_conditions", "range_key_conditions"} <= set(
-        _parameters(adapter.DynamoDBBackend.query)
+    _takes(
+        adapter.DynamoDBBackend.query,
+        [
+            "self",
+            "table_name",
+            "hash_key_dict",
+            "range_comparison",
+            "range_value_dicts",
+            "limit",
+            "exclusive_start_key",
+            "scan_index_forward",
+            "projection_expressions",
+        ],
+        frozenset({"index_name", "hash_key_conditions", "range_key_conditions"}),
     )
     items, scanned, last = _backend().query(TABLE, {"S": "a"}, None, [], None, None, True, None)
     assert (len(items), scanned, last) == (1, 1, None)
 
 
 def _scan() -> None:
-    assert _parameters(adapter.DynamoDBBackend.scan)[:5] == [
-        "self",
-        "table_name",
-        "filters",
-        "limit",
-        "exclusive_start_key",
-    ]
-    assert {"index_name", "segments", "projection_expression"} <= set(_parameters(adapter.DynamoDBBackend.scan))
+    _takes(
+        adapter.DynamoDBBackend.scan,
+        ["self", "table_name", "filters", "limit", "exclusive_start_key"],
+        frozenset({"index_name", "segments", "projection_expression"}),
+    )
     items, scanned, last = _backend().scan(TABLE, {}, None, None, None, {}, {}, None, False, None, (None, None))
     assert (len(items), scanned, last) == (1, 1, None)
 
 
 def _transact_write_items() -> None:
-    assert _parameters(adapter.DynamoDBBackend.transact_write_items) == ["self", "transact_items"]
+    parameters = inspect.signature(adapter.DynamoDBBackend.transact_write_items).parameters
+    assert list(parameters) == ["self", "transact_items"]
 
 
 def _handler_dispatch() -> None:
