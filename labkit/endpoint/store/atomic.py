@@ -11,7 +11,7 @@ No moto import: :mod:`labkit.endpoint.store.moto_store` subclasses :class:`Atomi
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from ..checks.items import check_stored_item
@@ -137,21 +137,15 @@ class AtomicBackend:
         ):
             served = self._served(
                 table_name,
-                lambda table, schema: reads.query(
-                    self.store.orders,
-                    self.who,
-                    table,
-                    schema,
-                    self.store.key_values,
-                    hash_key=hash_key_dict,
-                    comparison=range_comparison,
-                    values=range_value_dicts,
-                    limit=limit,
-                    start=exclusive_start_key,
-                    forward=scan_index_forward,
-                    index_name=index_name,
-                    range_conditions=conditions,
-                ),
+                reads.query,
+                hash_key=hash_key_dict,
+                comparison=range_comparison,
+                values=range_value_dicts,
+                limit=limit,
+                start=exclusive_start_key,
+                forward=scan_index_forward,
+                index_name=index_name,
+                range_conditions=conditions,
             )
         if served is None:
             served = self.real.query(
@@ -191,29 +185,24 @@ class AtomicBackend:
         ):
             served = self._served(
                 table_name,
-                lambda table, schema: reads.scan(
-                    self.store.orders,
-                    self.who,
-                    table,
-                    schema,
-                    self.store.key_values,
-                    limit=limit,
-                    start=exclusive_start_key,
-                    index_name=options.get("index_name"),
-                    segments=options.get("segments") or (None, None),
-                ),
+                reads.scan,
+                limit=limit,
+                start=exclusive_start_key,
+                index_name=options.get("index_name"),
+                segments=options.get("segments") or (None, None),
             )
         if served is None:
             served = self.real.scan(table_name, filters, limit, exclusive_start_key, filter_expression, *args, **kwargs)
         items, scanned, last_key = served
         return self._filter(table_name, items, scanned, last_key, {"index_name": options.get("index_name")})
 
-    def _served(self, table_name: str, read: Any) -> Any:
+    def _served(self, table_name: str, read: Callable[..., Any], **options: Any) -> Any:
+        """``read`` (:func:`.reads.query` or :func:`.reads.scan`) from the store's orders; None: moto's to answer."""
         table = self.real.tables.get(table_name)
         schema = self.store.schema(*self.who, table_name)
         if table is None or schema is None:
             return None
-        return read(table, schema)
+        return read(self.store.orders, self.who, table, schema, self.store.key_values, **options)
 
     def _filter(
         self, table_name: str, items: list[Any], scanned: int, last_key: Any, kwargs: dict[str, Any]
