@@ -84,30 +84,23 @@ def test_batch_get__101_keys_over_two_tables__validation_exception(client: Any, 
 
 # --- expressions: a client's syntax error is a 400 ----------------------------------------------
 
+
+def _put_if(condition: str, message: str) -> tuple[str, dict[str, Any], str]:
+    """A PutItem of item X on ``condition``, refused with ``message``."""
+    return "put_item", {"Item": _key("X"), "ConditionExpression": condition}, message
+
+
 SYNTAX: dict[str, tuple[str, dict[str, Any], str]] = {
-    "unclosed function": (
-        "put_item",
-        {"Item": _key("X"), "ConditionExpression": "attribute_exists(PK"},
-        'Invalid ConditionExpression: Syntax error; token: "<EOF>", near: "PK"',
+    "unclosed function": _put_if(
+        "attribute_exists(PK", 'Invalid ConditionExpression: Syntax error; token: "<EOF>", near: "PK"'
     ),
-    "comparison without right side": (
-        "put_item",
-        {"Item": _key("X"), "ConditionExpression": "n >"},
-        'Invalid ConditionExpression: Syntax error; token: "<EOF>", near: ">"',
+    "comparison without right side": _put_if(
+        "n >", 'Invalid ConditionExpression: Syntax error; token: "<EOF>", near: ">"'
     ),
-    "unknown function": (
-        "put_item",
-        {"Item": _key("X"), "ConditionExpression": "foo(PK)"},
-        "Invalid ConditionExpression: Invalid function name; function: foo",
-    ),
-    "empty condition": (
-        "put_item",
-        {"Item": _key("X"), "ConditionExpression": ""},
-        "Invalid ConditionExpression: The expression can not be empty;",
-    ),
-    "undefined name": (
-        "put_item",
-        {"Item": _key("X"), "ConditionExpression": "attribute_not_exists(#pk)"},
+    "unknown function": _put_if("foo(PK)", "Invalid ConditionExpression: Invalid function name; function: foo"),
+    "empty condition": _put_if("", "Invalid ConditionExpression: The expression can not be empty;"),
+    "undefined name": _put_if(
+        "attribute_not_exists(#pk)",
         "Invalid ConditionExpression: An expression attribute name used in the document path is not defined; "
         "attribute name: #pk",
     ),
