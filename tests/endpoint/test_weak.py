@@ -58,6 +58,16 @@ def weak(client: Any, kind: str | None) -> Any:
     return client
 
 
+def _query(table: str, attribute: str, value: str, index: str | None = None) -> dict[str, Any]:
+    """A Query's parameters: the items (``index``'s entries) whose key ``attribute`` is the string ``value``."""
+    params: dict[str, Any] = {
+        "TableName": table,
+        "KeyConditionExpression": f"{attribute} = :v",
+        "ExpressionAttributeValues": {":v": {"S": value}},
+    }
+    return params if index is None else {**params, "IndexName": index}
+
+
 def echo(answer: dict[str, Any]) -> str | None:
     found = answer["ResponseMetadata"]["HTTPHeaders"].get(ECHO)
     return None if found is None else str(found)
@@ -147,14 +157,12 @@ def test_stale_read__leaves_the_store_as_it_was(client: Any, asking: Any) -> Non
     stale = weak(asking, WeakAnswer.STALE_READ)
     stale.get_item(TableName=table, Key=key("a"))
     stale.scan(TableName=table)
-    stale.query(TableName=table, KeyConditionExpression="PK = :p", ExpressionAttributeValues={":p": {"S": "a"}})
+    stale.query(**_query(table, "PK", "a"))
     got = client.get_item(TableName=table, Key=key("a"), ConsistentRead=True)["Item"]
     assert got["v"] == {"N": "2"}
     scanned = client.scan(TableName=table, ConsistentRead=True)["Items"]
     assert sorted((i["PK"]["S"], i["v"]["N"]) for i in scanned) == [("a", "2"), ("b", "1")]
-    queried = client.query(
-        TableName=table, KeyConditionExpression="PK = :p", ExpressionAttributeValues={":p": {"S": "a"}}
-    )["Items"]
+    queried = client.query(**_query(table, "PK", "a"))["Items"]
     assert [i["v"] for i in queried] == [{"N": "2"}]
 
 
@@ -166,9 +174,7 @@ def test_stale_read__query_of_a_partition__answers_before_the_latest_write_to_it
     client.put_item(TableName=table, Item=key("cart", "1"))
     client.put_item(TableName=table, Item=key("cart", "2"))
     client.put_item(TableName=table, Item=key("other", "1"))  # a later write elsewhere does not count
-    answer = weak(asking, WeakAnswer.STALE_READ).query(
-        TableName=table, KeyConditionExpression="PK = :p", ExpressionAttributeValues={":p": {"S": "cart"}}
-    )
+    answer = weak(asking, WeakAnswer.STALE_READ).query(**_query(table, "PK", "cart"))
     assert [i["SK"]["S"] for i in answer["Items"]] == ["1"] and echo(answer) == "stale-read"
 
 
@@ -176,12 +182,7 @@ def test_stale_read__query_of_a_gsi__the_index_lags_behind_the_table(client: Any
     """ "All reads from GSIs ... are eventually consistent": a just-written email is not in the index yet."""
     table = make_table(client, gsi=True)
     client.put_item(TableName=table, Item={**key("user#1"), "email": {"S": "a@example.com"}})
-    query = {
-        "TableName": table,
-        "IndexName": "email-index",
-        "KeyConditionExpression": "email = :e",
-        "ExpressionAttributeValues": {":e": {"S": "a@example.com"}},
-    }
+    query = _query(table, "email", "a@example.com", "email-index")
     assert client.query(**query)["Count"] == 1
     answer = weak(asking, WeakAnswer.STALE_READ).query(**query)
     assert answer["Count"] == 0 and echo(answer) == "stale-read"
@@ -192,12 +193,7 @@ def test_stale_read__gsi_query_after_email_change__still_finds_the_old_email(cli
     table = make_table(client, gsi=True)
     client.put_item(TableName=table, Item={**key("user#1"), "email": {"S": "old@example.com"}})
     client.put_item(TableName=table, Item={**key("user#1"), "email": {"S": "new@example.com"}})
-    answer = weak(asking, WeakAnswer.STALE_READ).query(
-        TableName=table,
-        IndexName="email-index",
-        KeyConditionExpression="email = :e",
-        ExpressionAttributeValues={":e": {"S": "old@example.com"}},
-    )
+    answer = weak(asking, WeakAnswer.STALE_READ).query(**_query(table, "email", "old@example.com", "email-index"))
     assert [i["PK"]["S"] for i in answer["Items"]] == ["user#1"]
 
 
@@ -206,10 +202,7 @@ def test_consistent_read_on_a_gsi__refused_with_dynamodbs_message(client: Any, a
     "Consistent reads are not supported on global secondary indexes"."""
     table = make_table(client, gsi=True)
     query = {
-        "TableName": table,
-        "IndexName": "email-index",
-        "KeyConditionExpression": "email = :e",
-        "ExpressionAttributeValues": {":e": {"S": "a@example.com"}},
+        **_query(table, "email", "a@example.com", "email-index"),
         "ConsistentRead": True,
     }
     expected = ("ValidationException", "Consistent reads are not supported on global secondary indexes")
@@ -303,12 +296,7 @@ def test_stale_read_index_misses__gsi_query__misses_an_earlier_write_and_shows_a
     client.put_item(TableName=table, Item={**key("u1"), "email": {"S": "same@example.com"}})
     client.put_item(TableName=table, Item={**key("u2"), "email": {"S": "same@example.com"}})
     view = f"stale-read; index-misses={key_name(key('u1'))}"
-    answer = weak(asking, view).query(
-        TableName=table,
-        IndexName="email-index",
-        KeyConditionExpression="email = :e",
-        ExpressionAttributeValues={":e": {"S": "same@example.com"}},
-    )
+    answer = weak(asking, view).query(**_query(table, "email", "same@example.com", "email-index"))
     assert [i["PK"]["S"] for i in answer["Items"]] == ["u2"]
     assert echo(answer) == view
 
@@ -318,12 +306,7 @@ def test_stale_read_index_misses__two_writes_back__the_entry_before_both(client:
     table = make_table(client, gsi=True)
     for email in ("a@example.com", "b@example.com", "c@example.com"):
         client.put_item(TableName=table, Item={**key("u1"), "email": {"S": email}})
-    query = {
-        "TableName": table,
-        "IndexName": "email-index",
-        "KeyConditionExpression": "email = :e",
-        "ExpressionAttributeValues": {":e": {"S": "a@example.com"}},
-    }
+    query = _query(table, "email", "a@example.com", "email-index")
     answer = weak(asking, f"stale-read; index-misses={key_name(key('u1'))}@2").query(**query)
     assert [i["PK"]["S"] for i in answer["Items"]] == ["u1"]
     assert echo(answer) == f"stale-read; index-misses={key_name(key('u1'))}@2"
@@ -385,12 +368,7 @@ def test_stale_read_behind__lsi_query__follows_its_tables_partition(client: Any,
     table = make_table(client, lsi=True)
     client.put_item(TableName=table, Item={**key("p", "1"), "at": {"S": "09:00"}})
     client.put_item(TableName=table, Item={**key("p", "2"), "at": {"S": "10:00"}})
-    answer = weak(asking, "stale-read; behind=1").query(
-        TableName=table,
-        IndexName="at-index",
-        KeyConditionExpression="PK = :p",
-        ExpressionAttributeValues={":p": {"S": "p"}},
-    )
+    answer = weak(asking, "stale-read; behind=1").query(**_query(table, "PK", "p", "at-index"))
     assert [i["SK"]["S"] for i in answer["Items"]] == ["1"]
 
 
@@ -592,7 +570,7 @@ def test_short_page__query__ends_after_the_first_item_with_a_last_evaluated_key(
     table = make_table(client)
     for sk in ("1", "2", "3"):
         client.put_item(TableName=table, Item=key("p", sk))
-    query = {"TableName": table, "KeyConditionExpression": "PK = :p", "ExpressionAttributeValues": {":p": {"S": "p"}}}
+    query = _query(table, "PK", "p")
     page = weak(asking, WeakAnswer.SHORT_PAGE).query(**query)
     assert [i["SK"]["S"] for i in page["Items"]] == ["1"]
     assert page["LastEvaluatedKey"] == key("p", "1") and echo(page) == "short-page"
@@ -635,21 +613,14 @@ def test_short_page__gsi_query__last_evaluated_key_has_the_table_and_index_keys(
     table = make_table(client, gsi=True)
     for pk in ("u1", "u2"):
         client.put_item(TableName=table, Item={**key(pk), "email": {"S": "same@example.com"}})
-    page = weak(asking, WeakAnswer.SHORT_PAGE).query(
-        TableName=table,
-        IndexName="email-index",
-        KeyConditionExpression="email = :e",
-        ExpressionAttributeValues={":e": {"S": "same@example.com"}},
-    )
+    page = weak(asking, WeakAnswer.SHORT_PAGE).query(**_query(table, "email", "same@example.com", "email-index"))
     assert page["Count"] == 1
     assert set(page["LastEvaluatedKey"]) == {"PK", "SK", "email"}
 
 
 def test_short_page__empty_range__says_none(client: Any, asking: Any) -> None:
     table = make_table(client)
-    page = weak(asking, WeakAnswer.SHORT_PAGE).query(
-        TableName=table, KeyConditionExpression="PK = :p", ExpressionAttributeValues={":p": {"S": "none"}}
-    )
+    page = weak(asking, WeakAnswer.SHORT_PAGE).query(**_query(table, "PK", "none"))
     assert page["Count"] == 0 and "LastEvaluatedKey" not in page
     assert echo(page) == "none; the page holds no item"
 
@@ -685,7 +656,7 @@ def test_weak_answer_where_dynamodb_cannot_give_it__400_saying_where_each_applie
         ),
         "query": (
             "query",
-            {"TableName": table, "KeyConditionExpression": "PK = :p", "ExpressionAttributeValues": {":p": {"S": "x"}}},
+            _query(table, "PK", "x"),
         ),
     }
     method, params = calls[call]
