@@ -84,15 +84,15 @@ class Planned:
             def answer(found: Applied) -> dict[str, Any]:
                 return stale.finished(found, lambda p: steps.finish(params, p, plan.parsed_of))
 
+            every = kind is WeakAnswer.TORN_READ  # a torn read: strongly consistent BatchGetItem keys too
+            reads = stale.scope(request, plan, schema_of, every=every)
+            weak = stale.WeakRead(store, history, request, reads, read, answer, none)
             if kind is WeakAnswer.TORN_READ:
-                reads = stale.scope(request, plan, schema_of, every=True)
-                applied, self.echo = torn.torn(store, history, request, form, reads, read, answer, none)
+                applied, self.echo = torn.torn(weak, form)
             elif form.names_a_view:
-                reads = stale.scope(request, plan, schema_of)
-                applied, self.echo = stale.named(store, history, request, plan, form, reads, read, none)
+                applied, self.echo = stale.named(weak, plan, form)
             else:
-                reads = stale.scope(request, plan, schema_of)
-                applied, self.echo = stale.stale(store, history, request, reads, read, answer, none)
+                applied, self.echo = stale.stale(weak)
             return applied
         self.echo = self.misfit if kind is None else kind.value
         return store.apply(request, plan, steps.to_moto(params, plan.parsed_of), track=track)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...shared.catalogue import Op, WeakAnswer, WeakForm, key_name
@@ -18,7 +20,7 @@ from ...shared.partition_keys import canonical
 from ..plan import Plan
 from ..schema import SchemaOf
 from ..store.changes import Change
-from ..store.history import ImageHistory, Scope, key_text
+from ..store.history import STEPS, ImageHistory, Scope, key_text
 from ..store.views import as_before
 from ..wire.decode import Request
 
@@ -29,6 +31,30 @@ if TYPE_CHECKING:
 Read = Callable[[], "Applied"]
 #: An answer as the client gets it (projected), to compare two answers.
 Finished = Callable[["Applied"], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class WeakRead:
+    """One eventually consistent read the stage answers on a view: what :func:`stale`, :func:`named` and
+    :func:`~labkit.endpoint.weak.torn.torn` are given."""
+
+    store: MotoStore
+    history: ImageHistory
+    request: Request
+    #: the kept changes it reads (:func:`scope`)
+    reads: Scope
+    read: Read
+    answer: Finished
+    #: the echo of a strong answer, saying why no view was taken
+    none: Callable[[str], str]
+
+    def before(self, undo: Sequence[Change]) -> AbstractContextManager[None]:
+        """Inside the block, the store as of before ``undo`` (:func:`~labkit.endpoint.store.views.as_before`)."""
+        return as_before(self.store, self.request.account, self.request.region, undo)
+
+    def rollbacks(self, steps: int = STEPS) -> Iterator[list[Change]]:
+        """The history's views of what it reads, newest first (at most ``steps`` commits back)."""
+        return self.history.rollbacks(self.request.account, self.request.region, self.reads, steps=steps)
 
 
 def scope(request: Request, plan: Plan, schema_of: SchemaOf, every: bool = False) -> Scope:
@@ -71,64 +97,46 @@ def finished(applied: Applied, finish: Callable[[dict[str, Any]], None]) -> dict
     return payload
 
 
-def stale(
-    store: MotoStore,
-    history: ImageHistory,
-    request: Request,
-    reads: Scope,
-    read: Read,
-    answer: Finished,
-    none: Callable[[str], str],
-) -> tuple[Applied, str]:
+def stale(weak: WeakRead) -> tuple[Applied, str]:
     """The read on views as of before the latest commit(s) to what it reads, until one answers
     otherwise than the store does now (the strong answer, if none does)."""
-    account, region = request.account, request.region
-    strong = read()
-    strong_answer = answer(strong)
+    strong = weak.read()
+    strong_answer = weak.answer(strong)
     tried = False
-    for undo in history.rollbacks(account, region, reads):
+    for undo in weak.rollbacks():
         tried = True
-        with as_before(store, account, region, undo):
-            found = read()
-        if answer(found) != strong_answer:
+        with weak.before(undo):
+            found = weak.read()
+        if weak.answer(found) != strong_answer:
             return found, WeakAnswer.STALE_READ.value
     if not tried:
-        return strong, none("no earlier image of what it reads is kept")
-    return strong, none("the earlier images kept answer as the store does now")
+        return strong, weak.none("no earlier image of what it reads is kept")
+    return strong, weak.none("the earlier images kept answer as the store does now")
 
 
-def named(
-    store: MotoStore,
-    history: ImageHistory,
-    request: Request,
-    plan: Plan,
-    form: WeakForm,
-    reads: Scope,
-    read: Read,
-    none: Callable[[str], str],
-) -> tuple[Applied, str]:
+def named(weak: WeakRead, plan: Plan, form: WeakForm) -> tuple[Applied, str]:
     """The read on the one view ``form`` names: what it reads as of before its ``behind`` latest
     writes, or each named key (index entry) as of before its own latest writes; the strong answer
     with ``none; <why>`` when the history does not keep that view."""
-    account, region = request.account, request.region
+    request = weak.request
     undo: list[Change] = []
     if form.behind is not None:
         found = None
-        for n, rollback in enumerate(history.rollbacks(account, region, reads, steps=form.behind), 1):
+        for n, rollback in enumerate(weak.rollbacks(steps=form.behind), 1):
             if n == form.behind:
                 found = rollback
         if found is None:
-            return read(), none(f"fewer than {form.behind} earlier writes to what it reads are kept")
+            return weak.read(), weak.none(f"fewer than {form.behind} earlier writes to what it reads are kept")
         undo = found
     for key, steps in form.misses:
         for table in _tables_of(request, plan, key):
-            mine = history.latest(account, region, table, key_text(json.loads(key)), steps)
+            mine = weak.history.latest(request.account, request.region, table, key_text(json.loads(key)), steps)
             if mine is None:
                 writes = "write" if steps == 1 else f"{steps} writes"
-                return read(), none(f"no earlier image of {key} before its latest {writes} is kept")
+                return weak.read(), weak.none(f"no earlier image of {key} before its latest {writes} is kept")
             undo += mine
-    with as_before(store, account, region, undo):
-        applied = read()
+    with weak.before(undo):
+        applied = weak.read()
     return applied, form.text()
 
 
@@ -147,4 +155,4 @@ def misses_unread(request: Request, plan: Plan, form: WeakForm) -> str | None:
     return next((key for key, _ in form.misses if key not in read), None)
 
 
-__all__ = ["finished", "misses_unread", "named", "scope", "stale"]
+__all__ = ["WeakRead", "finished", "misses_unread", "named", "scope", "stale"]

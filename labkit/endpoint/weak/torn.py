@@ -17,36 +17,23 @@ read before it, not a torn one), never a write that did not commit (only commits
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ...shared.catalogue import WeakAnswer, WeakForm, key_name
 from ..store.changes import Change
-from ..store.history import ImageHistory, Scope
-from ..store.views import as_before
-from ..wire.decode import Request
-from .stale import Finished, Read
+from .stale import WeakRead
 
 if TYPE_CHECKING:
-    from ..store.moto_store import Applied, MotoStore
+    from ..store.moto_store import Applied
 
 #: At most this many subsets are tried by a ``torn-read`` that names none.
 TRIES = 64
 
 
-def torn(
-    store: MotoStore,
-    history: ImageHistory,
-    request: Request,
-    form: WeakForm,
-    reads: Scope,
-    read: Read,
-    answer: Finished,
-    none: Callable[[str], str],
-) -> tuple[Applied, str]:
+def torn(weak: WeakRead, form: WeakForm) -> tuple[Applied, str]:
     """The read as if part of one recent transaction's writes were not yet applied (see the module docstring)."""
-    account, region = request.account, request.region
-    transactions = list(history.transactions(account, region, reads))
+    request, read, none = weak.request, weak.read, weak.none
+    transactions = list(weak.history.transactions(request.account, request.region, weak.reads))
     if not transactions:
         return read(), none("no transaction kept in the history wrote what it reads")
     if form.misses:
@@ -56,11 +43,11 @@ def torn(
             if {key_name(c.key) for c in chosen} == names:
                 if len(chosen) >= made:
                     return read(), none("a torn read sees at least one of the transaction's writes")
-                with as_before(store, account, region, chosen):
+                with weak.before(chosen):
                     return read(), form.text()
         return read(), none("no one transaction kept is the latest write of every item named")
     strong = read()
-    strong_answer = answer(strong)
+    strong_answer = weak.answer(strong)
     tries = 0
     for changes, made in transactions:
         for size in range(1, len(changes) + 1):
@@ -70,9 +57,9 @@ def torn(
                 tries += 1
                 if tries > TRIES:
                     return strong, none(f"the first {TRIES} subsets tried answer as the store does now")
-                with as_before(store, account, region, subset):
+                with weak.before(subset):
                     found = read()
-                if answer(found) != strong_answer:
+                if weak.answer(found) != strong_answer:
                     return found, _named(subset)
     return strong, none("every subset of the recent transactions' writes answers as the store does now")
 
