@@ -30,35 +30,29 @@ def rl_read_modify_write(client, table_name, by):
     client.put_item(TableName=table_name, Item=item)
 
 
+def _set_limit(client, table_name, item, by, guarded=True, bumped=True):
+    """SET the limit read plus by; guarded: on condition the version is still the one read; bumped: version + 1."""
+    values = {":n": {"N": str(int(item["rate_limit_per_minute"]["N"]) + by)}}
+    params = {"TableName": table_name, "Key": KEY, "UpdateExpression": "SET rate_limit_per_minute = :n"}
+    if guarded or bumped:
+        params["ExpressionAttributeNames"] = {"#v": "version"}
+    if bumped:
+        params["UpdateExpression"] += ", #v = #v + :one"
+        values[":one"] = {"N": "1"}
+    if guarded:
+        params["ConditionExpression"] = "#v = :read"
+        values[":read"] = item["version"]
+    client.update_item(**params, ExpressionAttributeValues=values)
+
+
 def rl_rmw_update(client, table_name, by):
     item = client.get_item(TableName=table_name, Key=KEY, ConsistentRead=True)["Item"]
-    client.update_item(
-        TableName=table_name,
-        Key=KEY,
-        UpdateExpression="SET rate_limit_per_minute = :n",
-        ExpressionAttributeValues={":n": {"N": str(int(item["rate_limit_per_minute"]["N"]) + by)}},
-    )
-
-
-def _set_if_unchanged(client, table_name, item, by):
-    """The limit read plus by, on condition the version is still the one read (and bumped)."""
-    client.update_item(
-        TableName=table_name,
-        Key=KEY,
-        UpdateExpression="SET rate_limit_per_minute = :n, #v = #v + :one",
-        ConditionExpression="#v = :read",
-        ExpressionAttributeNames={"#v": "version"},
-        ExpressionAttributeValues={
-            ":n": {"N": str(int(item["rate_limit_per_minute"]["N"]) + by)},
-            ":one": {"N": "1"},
-            ":read": item["version"],
-        },
-    )
+    _set_limit(client, table_name, item, by, guarded=False, bumped=False)
 
 
 def rl_condition_no_retry(client, table_name, by):
     item = client.get_item(TableName=table_name, Key=KEY, ConsistentRead=True)["Item"]
-    _set_if_unchanged(client, table_name, item, by)
+    _set_limit(client, table_name, item, by)
 
 
 def rl_condition_swallowed(client, table_name, by):
@@ -70,17 +64,7 @@ def rl_condition_swallowed(client, table_name, by):
 
 def rl_version_never_bumped(client, table_name, by):
     item = client.get_item(TableName=table_name, Key=KEY, ConsistentRead=True)["Item"]
-    client.update_item(
-        TableName=table_name,
-        Key=KEY,
-        UpdateExpression="SET rate_limit_per_minute = :n",
-        ConditionExpression="#v = :read",
-        ExpressionAttributeNames={"#v": "version"},
-        ExpressionAttributeValues={
-            ":n": {"N": str(int(item["rate_limit_per_minute"]["N"]) + by)},
-            ":read": item["version"],
-        },
-    )
+    _set_limit(client, table_name, item, by, bumped=False)
 
 
 def rl_atomic_add(client, table_name, by):
@@ -356,7 +340,7 @@ def retries_without_reading(client, table_name, by):
     item = client.get_item(TableName=table_name, Key=KEY, ConsistentRead=True)["Item"]
     while True:  # never re-reads: once it loses, it loses for ever
         try:
-            _set_if_unchanged(client, table_name, item, by)
+            _set_limit(client, table_name, item, by)
             return
         except client.exceptions.ConditionalCheckFailedException:
             continue
