@@ -90,24 +90,24 @@ def shape(calls: list[RecordedCall]) -> dict[str, bool]:
     }
 
 
+def _check_then_write(through: str, did: str, aside: str = "") -> str:
+    """The sentence for a check-then-write: two callers read, found nothing, and both wrote."""
+    return (
+        f"check-then-write through {through}: both {did}, both found nothing, both wrote. "
+        f"A read reserves nothing{aside}; only a conditional write of a marker item can refuse the second one"
+    )
+
+
 def mistake(calls: list[RecordedCall], invariant: str) -> tuple[str, str]:
     """(kind, sentence) naming the classic mistake that explains a broken invariant."""
     s = shape(calls)
     if invariant == "several_owners" or invariant == "duplicate":
         if s["gsi"] and (s["unguarded"] or not s["markers"]):
-            return (
-                "check-then-write-gsi",
-                "check-then-write through the GSI: both queried email-index, both found nothing, "
-                "both wrote. A read reserves nothing (and a GSI is eventually consistent); only a "
-                "conditional write of a marker item can refuse the second one",
+            return "check-then-write-gsi", _check_then_write(
+                "the GSI", "queried email-index", " (and a GSI is eventually consistent)"
             )
         if s["scan"] and (s["unguarded"] or not s["markers"]):
-            return (
-                "check-then-write-scan",
-                "check-then-write through a Scan: both scanned, both found nothing, both wrote. "
-                "A read reserves nothing; only a conditional write of a marker item can refuse "
-                "the second one",
-            )
+            return "check-then-write-scan", _check_then_write("a Scan", "scanned")
         if s["unguarded_txn"]:
             return (
                 "transaction-without-conditions",
