@@ -625,8 +625,8 @@ def test_data_directory__a_write_and_its_deliveries__one_record(tmp_path: Any) -
 
 
 def test_python_helpers__list_deliver_and_lag__as_the_control_operations(endpoint: EmbeddedEndpoint, east: Any) -> None:
-    """``labkit.engine_plugins.faults.replications``, ``deliver_replications`` and ``set_replication_lag`` send the control
-    operations from a connection: what a lesson or the race lab calls."""
+    """``labkit.engine_plugins.faults.replications``, ``deliver_replications`` and ``set_replication_lag``
+    send the control operations from a connection: what a lesson or the race lab calls."""
     conn = Connection("embedded", endpoint.url, WEST)
     name = global_table(east, WEST)
     assert set_replication_lag(conn, None) == 1.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from botocore.exceptions import ClientError
@@ -287,4 +287,4 @@ def test_storm__hot_key_on_tagged_table__logs_throttled_attempts_the_storm_retri
     fig = plot_storm({"hot": run, "again": run}, 0.01)
     assert len(fig.axes) == 4
     assert "hot: its one partition" in fig.axes[0].get_title()
-    assert [line.get_ydata()[0] for line in fig.axes[0].get_lines()] == [10.0]  # one partition's limit
+    assert [cast(Any, line.get_ydata())[0] for line in fig.axes[0].get_lines()] == [10.0]  # one partition's limit

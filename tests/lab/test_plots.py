@@ -247,8 +247,9 @@ def late_history() -> pd.DataFrame:
 
 def test_timeline__first_call_late_in_the_run__axis_starts_at_the_first_call() -> None:
     """The x axis is time since the first call began: the bars fill it, the run's setup is not drawn."""
-    ax = timeline(late_history()).axes[0]
-    lefts = [b.get_x() for b in bars(ax.get_figure())]
+    fig = timeline(late_history())
+    ax = fig.axes[0]
+    lefts = [b.get_x() for b in bars(fig)]
     assert lefts[0] == pytest.approx(0.0) and ax.get_xlim()[0] == 0
     assert ax.get_xlim()[1] == pytest.approx(14.0 * 1.04)
     assert ax.get_xlabel() == "time since the first call began (ms)"

@@ -51,7 +51,7 @@ def global_table(url: str, *, strong: bool = False) -> Iterator[tuple[Connection
     conn = Connection("embedded", url, EAST, name)
     labkit.ensure_table(conn, name)
     regions = [WEST, OHIO] if strong else [WEST]
-    extra = {"MultiRegionConsistency": "STRONG"} if strong else {}
+    extra: dict[str, Any] = {"MultiRegionConsistency": "STRONG"} if strong else {}
     conn.client.update_table(TableName=name, ReplicaUpdates=[{"Create": {"RegionName": r}} for r in regions], **extra)
     clients = {region: region_client(url, region) for region in [EAST, *regions]}
     try:
