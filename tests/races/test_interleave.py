@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from labkit.races import (
     parse_order,
     run_interleaving,
 )
+from labkit.races.gate import GatedRun
 from labkit.shared.backend import Connection
 from labkit.shared.errors import ConflictError, RaceError, ValidationError
 from tests.races.conftest import (
@@ -215,10 +217,6 @@ def test_gated_run__a_step_taken__moves_the_stall_deadline_on_by_its_patience() 
     On a loaded machine a run of many slow calls outlasted the 10 s default and was reported as a hang
     (the plugin's docs example, load 15). Each turn taken and each call answered now moves the deadline.
     """
-    import time
-
-    from labkit.races.gate import GatedRun
-
     run = GatedRun(chooser=None, deadline=time.monotonic() + 30.0)  # type: ignore[arg-type]
     assert 29.0 < run.patience <= 30.0
     run.deadline = time.monotonic() - 1.0  # as if the first 30 s had passed
