@@ -287,15 +287,19 @@ class Ctx:
     # ------------------------------------------------------------ setup and outcome
 
     def setup(self) -> None:
-        client = self.world.conn.client
+        """Every item a step may name, reset: one BatchWriteItem for both tables (a run's setup is
+        most of a small program's calls)."""
+        requests: dict[str, list[dict[str, Any]]] = {}
         for table, given in ((0, self.program.initial), (1, self.program.second)):
-            initial = (*given, *[None] * (ITEMS - len(given)))  # every item a step may name, reset
-            for i, n in enumerate(initial):
-                name = self._table(table)
-                if n is None:
-                    client.delete_item(TableName=name, Key=self.key(i, table=table))
-                else:
-                    client.put_item(TableName=name, Item=self.item(i, n, "setup", table=table))
+            initial = (*given, *[None] * (ITEMS - len(given)))
+            requests[self._table(table)] = [
+                {"DeleteRequest": {"Key": self.key(i, table=table)}}
+                if n is None
+                else {"PutRequest": {"Item": self.item(i, n, "setup", table=table)}}
+                for i, n in enumerate(initial)
+            ]
+        left = self.world.conn.client.batch_write_item(RequestItems=requests)["UnprocessedItems"]
+        assert not left, f"the setup's batch was not all processed: {left}"
 
     def final_state(self, res: Interleaving) -> tuple[Any, ...]:
         client = self.world.conn.client
