@@ -64,14 +64,15 @@ def ensure_table(conn: Connection, name: str | None = None, *, wait: bool = True
     """Create the lab table if it does not exist; wait until it is ACTIVE. Returns its name."""
     name = name or conn.table_name
     _check_name(name)
-    if not table_exists(conn, name):
+    status = table_status(conn, name)
+    if status is None:
         try:
             with map_errors(Op.CREATE_TABLE, name):
                 conn.client.create_table(**table_spec(name))
         except LabkitError as exc:
             if error_code(exc) != "ResourceInUseException":
                 raise  # someone else creating it at the same moment is fine
-    if wait:
+    if wait and status != "ACTIVE":  # one DescribeTable when the table is there and ready (every reset)
         wait_until_active(conn, name)
     return name
 
@@ -89,13 +90,17 @@ def _wait(conn: Connection, waiter: Literal["table_exists", "table_not_exists"],
         raise TableError(f"table {name!r}: gave up waiting for {waiter} ({exc}); check the backend") from exc
 
 
-def table_exists(conn: Connection, name: str | None = None) -> bool:
+def table_status(conn: Connection, name: str | None = None) -> str | None:
+    """The table's ``TableStatus`` (``ACTIVE``, ``CREATING``, ...), or None when there is no such table."""
     try:
         with map_errors(Op.DESCRIBE_TABLE, name or conn.table_name):
-            conn.client.describe_table(TableName=name or conn.table_name)
+            return str(conn.client.describe_table(TableName=name or conn.table_name)["Table"]["TableStatus"])
     except TableError:
-        return False
-    return True
+        return None
+
+
+def table_exists(conn: Connection, name: str | None = None) -> bool:
+    return table_status(conn, name) is not None
 
 
 def _check_owned(conn: Connection, name: str) -> None:
@@ -179,5 +184,6 @@ __all__ = [
     "scan_rows",
     "table_exists",
     "table_spec",
+    "table_status",
     "wait_until_active",
 ]

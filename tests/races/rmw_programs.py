@@ -114,12 +114,15 @@ class Lab:
         return {"pk": {"S": f"ACCT#{i}"}, "sk": {"S": "BALANCE"}}
 
     def setup(self, program: Program) -> Callable[[], None]:
-        def reset() -> None:
-            for i, n in enumerate((*program.initial, None, None)[:2]):
-                if n is None:
-                    self.conn.client.delete_item(TableName=self.table, Key=self.key(i))
-                else:
-                    self.conn.client.put_item(TableName=self.table, Item={**self.key(i), "n": {"N": str(n)}})
+        def reset() -> None:  # one BatchWriteItem: a run's setup is a good part of a small program's calls
+            writes = [
+                {"DeleteRequest": {"Key": self.key(i)}}
+                if n is None
+                else {"PutRequest": {"Item": {**self.key(i), "n": {"N": str(n)}}}}
+                for i, n in enumerate((*program.initial, None, None)[:2])
+            ]
+            left = self.conn.client.batch_write_item(RequestItems={self.table: writes})["UnprocessedItems"]
+            assert not left, f"the setup's batch was not all processed: {left}"
 
         return reset
 

@@ -181,13 +181,18 @@ class Trial:
 
     def reset(self, items: Sequence[Item]) -> None:
         """Empty the table, then write ``items`` (plain Python values); forget recorded calls."""
-        if self._last_items is not None:  # this check's own table: delete what is there, in batches
-            self._batch(
-                [{"DeleteRequest": {"Key": {"PK": {"S": i["PK"]}, "SK": {"S": i["SK"]}}}} for i in self.items()]
-            )
+        puts = [{"PutRequest": {"Item": typed(item)}} for item in items]
+        deletes = []
+        if self._last_items is not None:  # this check's own table: delete what is there and not put again
+            kept = {(i["PK"], i["SK"]) for i in items}
+            deletes = [
+                {"DeleteRequest": {"Key": {"PK": {"S": i["PK"]}, "SK": {"S": i["SK"]}}}}
+                for i in self.items()
+                if (i["PK"], i["SK"]) not in kept
+            ]
         else:  # the first reset goes through labkit.shared.table (creates the table, checks it is labkit's)
             reset_table(self.conn)
-        self._batch([{"PutRequest": {"Item": typed(item)}} for item in items])  # never both on one key
+        self._batch(deletes + puts)  # one batch writes a key once: a put replaces the whole item
         self._last_items = list(items)
         self.calls = []
         with self._lock:
