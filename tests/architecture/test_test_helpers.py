@@ -35,7 +35,7 @@ def imported_modules(node: ast.Import | ast.ImportFrom, package: list[str]) -> l
 
 def conftest_imports(root: Path, folders: tuple[str, ...] = CHECKED) -> list[str]:
     """``file:line: module`` for every import of a conftest module by a Python file under ``folders`` of ``root``."""
-    found = []
+    found: list[str] = []
     for folder in folders:
         for path in sorted((root / folder).rglob("*.py")):
             package = package_of(path, root)
