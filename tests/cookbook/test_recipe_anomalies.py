@@ -1,7 +1,7 @@
 """No false alarms (issue 39): every recipe the cookbook races, explored with no invariant, names no anomaly.
 
 Each exploration is the cookbook test's own (its actors, setup, clients and the faults it is explored
-with: :data:`~tests.cookbook.conftest.FAULTS`), with its invariant left out, so the history alone decides:
+with: :data:`~tests.cookbook.exploration.FAULTS`), with its invariant left out, so the history alone decides:
 a run that showed a lost update, a check-then-write duplicate, a write applied twice, dropped batch items
 or a page taken as the whole would fail it. The recipes' broken variants that apply a write twice are
 named without their invariants too.

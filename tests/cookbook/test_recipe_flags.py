@@ -11,7 +11,7 @@ from botocore.exceptions import ClientError
 from labkit.races import explore
 from labkit.shared.backend import Connection
 from recipes.flags import DEFAULTS, KEY, FlagReader, Flags, decode
-from tests.cookbook.conftest import FAULTS
+from tests.cookbook.exploration import FAULTS
 
 STORED = {"signup_enabled": {"BOOL": True}, "maintenance_mode": {"BOOL": False}, "rate_limit_per_minute": {"N": "90"}}
 

@@ -14,7 +14,7 @@ from labkit.engine_plugins.faults import inject
 from labkit.races import explore, run_interleaving
 from labkit.shared.backend import Connection
 from recipes.guarded_update import KEEP_OPS, OutcomeUnknown, RetriesExhausted, update
-from tests.cookbook.conftest import FAULTS, outcome
+from tests.cookbook.exploration import FAULTS, outcome
 
 KEY = {"PK": {"S": "SETTINGS#APP"}, "SK": {"S": "FLAGS#V1"}}
 Update = Callable[..., Any]

@@ -26,7 +26,7 @@ from recipes.client import dynamodb_client
 from recipes.guarded_update import RetriesExhausted, update
 from recipes.home_region import HOME_REGION, home_client
 from recipes.uniqueness import register_request
-from tests.cookbook.conftest import outcome
+from tests.cookbook.exploration import outcome
 from tests.races.regions import EAST, WEST, global_table, one_owner
 
 SETTINGS = {"PK": {"S": "SETTINGS"}, "SK": {"S": "LIMITS"}}

@@ -11,7 +11,7 @@ from botocore.exceptions import ClientError
 from labkit.races import explore
 from labkit.shared.backend import Connection
 from recipes.migration import V1, V2, migrate, retire
-from tests.cookbook.conftest import FAULTS, Runs
+from tests.cookbook.exploration import FAULTS, Runs
 
 FLAGS_V1 = {"signup_enabled": {"BOOL": True}, "ai_search_enabled": {"BOOL": False}, "maintenance_mode": {"BOOL": False}}
 

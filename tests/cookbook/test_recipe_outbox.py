@@ -22,7 +22,7 @@ from labkit.shared.table import ensure_table, reset_table
 from recipes import outbox
 from recipes.outbox import TOKEN_WINDOW, deliver, deliver_pending, enqueue, pending
 from recipes.uniqueness import register_request
-from tests.cookbook.conftest import FAULTS, Runs
+from tests.cookbook.exploration import FAULTS, Runs
 
 Deliver = Callable[..., str]
 

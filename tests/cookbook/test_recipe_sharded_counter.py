@@ -12,7 +12,7 @@ import pytest
 from labkit.races import explore
 from labkit.shared.backend import Connection
 from recipes.sharded_counter import add, add_once, shard_key, total
-from tests.cookbook.conftest import FAULTS, Runs
+from tests.cookbook.exploration import FAULTS, Runs
 
 NAME, SHARDS = "views", 4
 Write = Callable[[Any, str], Any]  # (client or None, token) -> anything
@@ -96,7 +96,7 @@ def test_add_once__a_new_token_per_attempt__counts_twice(tconn: Connection) -> N
 def leave_unprocessed(client: Any, how_many: int) -> list[int]:
     """Make this client's BatchGetItem answers hold back ``how_many`` keys in UnprocessedKeys, as a busy
     DynamoDB does (a stand-in until the race lab's ``unprocessed-items`` fault exists: see
-    tests/cookbook/conftest.py, WEAK_ANSWERS). Returns how many items each answer kept, filled as they happen."""
+    tests/cookbook/exploration.py, WEAK_ANSWERS). Returns how many items each answer kept, filled as they happen."""
     kept_per_call: list[int] = []
 
     def hold_back(parsed: dict[str, Any], **_: Any) -> None:

@@ -17,7 +17,7 @@ from labkit.shared.table import reset_table, table_spec
 from recipes.client import CONFIG
 from recipes.table import DEFINITION, ensure_table
 from recipes.uniqueness import register_request
-from tests.cookbook.conftest import FAULTS, Runs, service_client
+from tests.cookbook.exploration import FAULTS, Runs, service_client
 
 
 def test_definition__the_lab_table_labkit_creates() -> None:

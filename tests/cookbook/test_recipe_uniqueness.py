@@ -35,7 +35,7 @@ from recipes.uniqueness import (
     read_account,
     register_request,
 )
-from tests.cookbook.conftest import FAULTS, Runs, outcome
+from tests.cookbook.exploration import FAULTS, Runs, outcome
 
 EMAIL = "ada@lovelace.io"
 

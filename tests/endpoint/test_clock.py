@@ -18,7 +18,9 @@ from labkit.engine_plugins.throughput import set_partition_scale
 from labkit.shared import constants as C
 from labkit.shared.backend import Connection
 from labkit.shared.errors import ConfigurationError, ValidationError
-from tests.endpoint.conftest import FakeClock, hot_write, make_table, post, raw_client
+from tests.endpoint.clients import post, raw_client
+from tests.endpoint.fake_clock import FakeClock
+from tests.endpoint.tables import hot_write, make_table
 
 
 @pytest.fixture

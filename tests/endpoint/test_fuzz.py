@@ -16,7 +16,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from labkit.endpoint import EmbeddedEndpoint
-from tests.endpoint.conftest import FUZZ, FUZZ_EXAMPLES, make_table, post, raw_client, scan_all
+from tests.endpoint.clients import post, raw_client
+from tests.endpoint.fuzz_settings import FUZZ, FUZZ_EXAMPLES
+from tests.endpoint.tables import make_table, scan_all
 
 CI = FUZZ
 TABLE = "labkit-fuzz-table"  # replaced by the module's real table name when sent

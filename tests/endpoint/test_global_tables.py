@@ -46,7 +46,10 @@ from labkit.engine_plugins.faults import deliver_replications, replications, set
 from labkit.shared.backend import Connection
 from labkit.shared.catalogue import DYNAMODB_TARGET, Op
 from labkit.shared.constants import REPLICATIONS_HEADER
-from tests.endpoint.conftest import FUZZ, FakeClock, make_table, post, refused
+from tests.endpoint.clients import post, refused
+from tests.endpoint.fake_clock import FakeClock
+from tests.endpoint.fuzz_settings import FUZZ
+from tests.endpoint.tables import make_table
 
 EAST, WEST, OHIO, IRELAND = "us-east-1", "us-west-2", "us-east-2", "eu-west-1"
 

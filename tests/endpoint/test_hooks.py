@@ -12,7 +12,9 @@ from botocore.exceptions import ClientError
 
 from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint, Rejection, RequestInfo
-from tests.endpoint.conftest import FakeClock, make_table, post, raw_client
+from tests.endpoint.clients import post, raw_client
+from tests.endpoint.fake_clock import FakeClock
+from tests.endpoint.tables import make_table
 
 
 class Recorder:

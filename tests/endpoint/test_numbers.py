@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from tests.endpoint.conftest import make_table
+from tests.endpoint.tables import make_table
 
 LARGEST = "9.9999999999999999999999999999999999999E+125"
 LARGEST_PLAIN = "99999999999999999999999999999999999999" + "0" * 88

@@ -29,7 +29,7 @@ from labkit.shared import constants as C
 from labkit.shared.backend import Connection
 from labkit.shared.engine_hooks import RequestInfo
 from labkit.shared.errors import ValidationError
-from tests.endpoint.conftest import FakeClock
+from tests.endpoint.fake_clock import FakeClock
 
 ARN = "arn:aws:dynamodb:us-east-1:123456789012:table/labkit-t"
 

@@ -20,7 +20,9 @@ from labkit.embedded import DYNAMODB_LOCAL, build_engine, start_endpoint
 from labkit.endpoint import DynamoEngine, EmbeddedEndpoint
 from labkit.endpoint.store.expiry import FIVE_YEARS_SECONDS, is_expired
 from labkit.shared.catalogue import WEAK_ANSWER_HEADER, Op, WeakAnswer
-from tests.endpoint.conftest import FakeClock, code_of, engine_headers, make_table, post, raw_client, streams_client
+from tests.endpoint.clients import code_of, engine_headers, post, raw_client, streams_client
+from tests.endpoint.fake_clock import FakeClock
+from tests.endpoint.tables import make_table
 
 TTL = "expires"
 

@@ -41,7 +41,8 @@ from labkit.endpoint import engine as engine_module
 from labkit.endpoint.checks.request import validate
 from labkit.shared.catalogue import WEAK_ANSWER_HEADER, WEAK_ANSWER_WHERE, WeakAnswer, key_name
 
-from .conftest import engine_headers, key, make_table, raw_client, refused
+from .clients import engine_headers, raw_client, refused
+from .tables import key, make_table
 
 ECHO = WEAK_ANSWER_HEADER.lower()
 

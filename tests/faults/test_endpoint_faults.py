@@ -35,7 +35,8 @@ from labkit.shared.errors import (
     TransactionConflict,
     ValidationError,
 )
-from tests.faults.conftest import CONFLICT, client, get, item, plain_table, serve_with_faults
+from tests.faults.served import plain_table, serve_with_faults
+from tests.faults.support import CONFLICT, client, get, item
 
 # ---------------------------------------------------------------- endpoint rules
 

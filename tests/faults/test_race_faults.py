@@ -28,7 +28,7 @@ from labkit.shared.errors import (
     ValidationError,
     ValueTaken,
 )
-from tests.faults.conftest import CONFLICT, client, get, injected, item, signup
+from tests.faults.support import CONFLICT, client, get, injected, item, signup
 
 #: A run here ends at its error after a call or two; this bound is only the stall guard (a hang), so its size is free.
 GUARD_SECONDS = 60.0

@@ -26,7 +26,8 @@ from labkit.lab.plots import (  # noqa: E402
 )
 from labkit.shared.backend import Connection  # noqa: E402
 from labkit.shared.errors import ValidationError  # noqa: E402
-from tests.races.conftest import Row, history_of, naive_increment, race_two  # noqa: E402
+from tests.races.histories import Row, history_of  # noqa: E402
+from tests.races.increments import naive_increment, race_two  # noqa: E402
 
 
 def bars(fig: Figure) -> list[Rectangle]:

@@ -16,7 +16,7 @@ from labkit.engine_plugins.throughput import set_partition_scale
 from labkit.lab.storms import Storm, _partition_of, storm
 from labkit.shared import constants as C
 from labkit.shared.backend import Connection
-from tests.endpoint.conftest import FakeClock
+from tests.endpoint.fake_clock import FakeClock
 from tests.helpers import busy_loops
 
 SCALE = 0.01  # one partition: 10 write units a second, a bucket of 10

@@ -17,7 +17,7 @@ from labkit.shared.backend import Connection
 from labkit.shared.errors import (
     UnknownFlag,
 )
-from tests.patterns.conftest import SAFE, count_calls, limit_race, raise_limit
+from tests.patterns.flags import SAFE, count_calls, limit_race, raise_limit
 
 
 def test_unsafe_set_flags__alone__writes_whole_item(store: FlagStore) -> None:

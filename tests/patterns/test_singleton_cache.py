@@ -18,7 +18,7 @@ from labkit.shared.backend import Connection
 from labkit.shared.errors import (
     ValidationError,
 )
-from tests.patterns.conftest import SAFE, Clock, count_calls
+from tests.patterns.flags import SAFE, Clock, count_calls
 
 
 def test_cache__within_ttl__serves_from_cache_without_a_call(tconn: Connection) -> None:

@@ -25,7 +25,7 @@ from labkit.shared.errors import (
     TransactionCancelled,
     ValidationError,
 )
-from tests.patterns.conftest import SAFE, to_v2
+from tests.patterns.flags import SAFE, to_v2
 
 
 def test_migrate__v1_to_v2__transform_output_written_v1_kept(store: FlagStore) -> None:

@@ -17,7 +17,7 @@ from labkit.patterns.singleton import (
 )
 from labkit.races import run_interleaving, stress
 from labkit.shared.backend import Connection
-from tests.patterns.conftest import EXPECTED_AFTER_BOTH, admins, race_table, safe_write
+from tests.patterns.flags import EXPECTED_AFTER_BOTH, admins, race_table, safe_write
 
 
 @pytest.mark.aws_verified

@@ -13,7 +13,7 @@ from labkit.shared.errors import (
     FlagTypeError,
     ValidationError,
 )
-from tests.patterns.conftest import SAFE
+from tests.patterns.flags import SAFE
 
 
 def test_schema__bool_flag__rejects_int_and_int_flag_rejects_bool() -> None:

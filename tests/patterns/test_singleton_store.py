@@ -32,7 +32,7 @@ from labkit.shared.errors import (
     UnknownFlag,
     ValidationError,
 )
-from tests.patterns.conftest import SAFE, competing_writer, count_calls, limit_race, no_sleep, raise_limit, raw_put
+from tests.patterns.flags import SAFE, competing_writer, count_calls, limit_race, no_sleep, raise_limit, raw_put
 
 
 def flaky_store(tconn: Connection) -> tuple[FlagStore, Any]:

@@ -9,7 +9,7 @@ from labkit.shared.backend import Connection
 from labkit.shared.errors import (
     StaleAccount,
 )
-from tests.patterns.conftest import ADA, keys, two_signups
+from tests.patterns.signups import ADA, keys, two_signups
 
 
 @pytest.mark.aws_verified

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from labkit.patterns import uniqueness as u
 from labkit.shared.backend import Connection
-from tests.patterns.conftest import ADA, TENANT_FIELDS, drop, items, keys, set_email, stored
+from tests.patterns.signups import ADA, TENANT_FIELDS, drop, items, keys, set_email, stored
 
 
 def test_audit__healthy_table__finds_nothing(tconn: Connection) -> None:

@@ -17,7 +17,7 @@ from labkit.lab.invariants import (
 )
 from labkit.shared.backend import Connection
 from labkit.shared.errors import ValidationError
-from tests.races.conftest import account, healthy, marker
+from tests.patterns.signups import account, healthy, marker
 
 
 def test_check_uniqueness__healthy_table__has_no_findings() -> None:

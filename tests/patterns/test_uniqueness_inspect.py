@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from labkit.patterns import uniqueness as u
 from labkit.shared.backend import Connection
-from tests.patterns.conftest import ADA
+from tests.patterns.signups import ADA
 
 
 def test_account_items__shows_the_account_and_its_markers_side_by_side(tconn: Connection) -> None:

@@ -16,7 +16,7 @@ from labkit.shared.errors import (
     ValidationError,
     ValueTaken,
 )
-from tests.patterns.conftest import ADA, TENANT_FIELDS, accounts_with_email, counting_client, items, keys, stored
+from tests.patterns.signups import ADA, TENANT_FIELDS, accounts_with_email, counting_client, items, keys, stored
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

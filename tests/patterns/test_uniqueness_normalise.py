@@ -10,7 +10,7 @@ from labkit.shared.errors import (
     LookAlikeValue,
     ValidationError,
 )
-from tests.patterns.conftest import ADA
+from tests.patterns.signups import ADA
 
 LOOK_ALIKES = {
     "zero width space": ("email", "ada\u200b@x.io", "\u200b", "U+200B ZERO WIDTH SPACE"),

@@ -11,7 +11,7 @@ from labkit.shared.errors import (
     TransactionCancelled,
     ValueTaken,
 )
-from tests.patterns.conftest import cancelled, slots
+from tests.patterns.signups import cancelled, slots
 
 
 def test_translate_error__transaction_conflict__is_a_retryable_conflict_error() -> None:

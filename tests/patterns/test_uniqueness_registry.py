@@ -17,7 +17,7 @@ from labkit.shared.errors import (
     ValidationError,
     ValueTaken,
 )
-from tests.patterns.conftest import (
+from tests.patterns.signups import (
     ADA,
     BAD_INPUT,
     TENANT_FIELDS,

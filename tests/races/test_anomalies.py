@@ -24,7 +24,7 @@ from labkit.shared.errors import ValidationError, ValueTaken
 from labkit.shared.table import reset_table
 from recipes.sharded_counter import add_once, shard_key
 from tests.helpers import resource_table
-from tests.races.conftest import naive_increment, put_counter, read_counter, safe_increment
+from tests.races.increments import naive_increment, put_counter, read_counter, safe_increment
 
 RETRYING = {"mode": "standard", "total_max_attempts": 3}  # botocore resends a lost answer, as a service's client does
 

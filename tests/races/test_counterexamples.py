@@ -24,7 +24,7 @@ from labkit.races.calls import Trace
 from labkit.races.shrink import candidates, shrink, switches
 from labkit.shared.backend import Connection
 from labkit.shared.errors import ValidationError
-from tests.races.conftest import naive_increment, put_counter, read_counter
+from tests.races.increments import naive_increment, put_counter, read_counter
 
 
 def lost_update(conn: Connection, **kwargs: Any) -> tuple[dict[str, Callable[[Any], int]], Exploration]:

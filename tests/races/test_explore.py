@@ -320,7 +320,7 @@ def test_explore__auto_portfolio__exhaustive_outgrown__dpor_then_pct_and_the_gua
     tconn: Connection,
 ) -> None:
     """Retries give more schedules than the dry run's 6 orders: auto's exhaustive stage gives way, honestly."""
-    from tests.races.conftest import put_counter, safe_increment
+    from tests.races.increments import put_counter, safe_increment
 
     actors = {name: safe_increment(tconn.table_name) for name in "AB"}
     result = explore(actors, conn=tconn, setup=lambda: put_counter(tconn), invariant=lambda res: True, budget=8)

@@ -14,7 +14,7 @@ from labkit.lab.invariants import (
 from labkit.races import run_interleaving
 from labkit.shared.backend import Connection
 from labkit.shared.errors import ValidationError
-from tests.races.conftest import history
+from tests.races.histories import history
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,7 @@ from labkit.shared.errors import RaceError, ValidationError
 from labkit.shared.intercept import Binding, bound, endpoint_key, install
 from labkit.shared.intercept import wrapper as intercept_calls
 from tests.helpers import resource_table
-from tests.races.conftest import KEY, put_counter, read_counter
+from tests.races.increments import KEY, put_counter, read_counter
 
 
 def team_client(conn: Connection, **config: Any) -> Any:

@@ -18,7 +18,7 @@ from labkit.races import (
 from labkit.races.gate import GatedRun
 from labkit.shared.backend import Connection
 from labkit.shared.errors import ConflictError, RaceError, ValidationError
-from tests.races.conftest import (
+from tests.races.increments import (
     KEY,
     conditional_increment,
     naive_increment,

@@ -10,7 +10,7 @@ import pytest
 from labkit.races import call_key, explore, run_interleaving
 from labkit.shared.backend import Connection
 from tests.helpers import hash_key_table
-from tests.races.conftest import KEY
+from tests.races.increments import KEY
 
 
 def test_call_key__items_keys_and_transactions__short_strings() -> None:

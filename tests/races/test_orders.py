@@ -15,7 +15,7 @@ from labkit.races import (
 )
 from labkit.shared.backend import Connection
 from labkit.shared.errors import RaceError, ValidationError
-from tests.races.conftest import (
+from tests.races.increments import (
     KEY,
     conditional_increment,
     lost,

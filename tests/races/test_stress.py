@@ -16,7 +16,7 @@ from labkit.races import (
 from labkit.races.stress import _progress_enabled
 from labkit.shared.backend import Connection
 from labkit.shared.errors import ValidationError
-from tests.races.conftest import KEY, StressOp, conditional_increment, put_counter, read_counter, safe_increment
+from tests.races.increments import KEY, StressOp, conditional_increment, put_counter, read_counter, safe_increment
 
 
 def test_stress__16_threads_x_50_conditional_increments__final_value_equals_successes(

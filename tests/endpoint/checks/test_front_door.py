@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from labkit.shared import constants as C
-from tests.endpoint.conftest import make_table, refused, scan_all
+from tests.endpoint.clients import refused
+from tests.endpoint.tables import make_table, scan_all
 
 
 @pytest.fixture(scope="module")

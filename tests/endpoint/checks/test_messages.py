@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from tests.endpoint.conftest import make_table, refused, scan_all
+from tests.endpoint.clients import refused
+from tests.endpoint.tables import make_table, scan_all
 
 MISSING = "labkit-no-such-table"
 

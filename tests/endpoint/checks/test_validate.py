@@ -13,7 +13,8 @@ from botocore.exceptions import ClientError
 
 from labkit.shared import constants as C
 from labkit.shared.backend import Connection
-from tests.endpoint.conftest import count_items, error_code, key, make_table, refused, scan_all
+from tests.endpoint.clients import error_code, refused
+from tests.endpoint.tables import count_items, key, make_table, scan_all
 
 
 @pytest.fixture

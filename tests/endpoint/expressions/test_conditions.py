@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.endpoint.conftest import make_table, refused, scan_all
+from tests.endpoint.clients import refused
+from tests.endpoint.tables import make_table, scan_all
 
 ITEM = {
     "PK": {"S": "P"},

@@ -7,7 +7,7 @@ M, BOOL and NULL (and paths into lists and maps, and missing ones), against valu
 type. They go as a Query or Scan FilterExpression and as the ConditionExpression of PutItem,
 UpdateItem, DeleteItem and a transaction's ConditionCheck. A ``size()`` on a binary attribute in a
 Query filter once answered HTTP 500 (issue 20): that is where this fuzz looks. Bounded and
-reproducible: the ``labkit-ci`` profile (tests/endpoint/conftest.py).
+reproducible: the ``labkit-ci`` profile (tests/endpoint/fuzz_settings.py).
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from labkit.endpoint import EmbeddedEndpoint
-from tests.endpoint.conftest import FUZZ, make_table, raw_client, scan_all
+from tests.endpoint.clients import raw_client
+from tests.endpoint.fuzz_settings import FUZZ
+from tests.endpoint.tables import make_table, scan_all
 
 #: One attribute of each type DynamoDB has (boto3 sends binary as base64 for us).
 TYPED = {

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.endpoint.conftest import make_table, refused
+from tests.endpoint.clients import refused
+from tests.endpoint.tables import make_table
 
 
 @pytest.fixture

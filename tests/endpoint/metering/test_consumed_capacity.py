@@ -10,7 +10,7 @@ import pytest
 
 from labkit.shared import constants as C
 from labkit.shared.backend import Connection
-from tests.endpoint.conftest import key
+from tests.endpoint.tables import key
 
 
 def _filler(n_bytes: int) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from labkit.endpoint import EmbeddedEndpoint
-from tests.endpoint.conftest import raw_client, refused
+from tests.endpoint.clients import raw_client, refused
 
 HASH = [{"AttributeName": "pk", "KeyType": "HASH"}]
 HASH_RANGE = [*HASH, {"AttributeName": "sk", "KeyType": "RANGE"}]

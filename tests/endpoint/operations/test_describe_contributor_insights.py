@@ -18,7 +18,8 @@ import boto3
 import pytest
 
 from labkit.endpoint import EmbeddedEndpoint
-from tests.endpoint.conftest import REGION, make_table, refused
+from tests.endpoint.clients import REGION, refused
+from tests.endpoint.tables import make_table
 
 
 @pytest.fixture(scope="module")

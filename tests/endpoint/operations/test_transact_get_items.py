@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from tests.endpoint.conftest import make_table, refused
+from tests.endpoint.clients import refused
+from tests.endpoint.tables import make_table
 
 
 @pytest.fixture(scope="module")

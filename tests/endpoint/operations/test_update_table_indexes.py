@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.endpoint.conftest import create_gsi, make_table, refused
+from tests.endpoint.clients import refused
+from tests.endpoint.tables import create_gsi, make_table
 
 
 def _indexes(client: Any, table: str) -> list[str]:

@@ -16,7 +16,9 @@ from botocore.exceptions import ClientError
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.endpoint.conftest import FUZZ, make_table, refused, scan_all
+from tests.endpoint.clients import refused
+from tests.endpoint.fuzz_settings import FUZZ
+from tests.endpoint.tables import make_table, scan_all
 
 
 @pytest.fixture

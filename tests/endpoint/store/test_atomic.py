@@ -13,7 +13,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from labkit.shared.backend import Connection
-from tests.endpoint.conftest import count_items, error_code, key
+from tests.endpoint.clients import error_code
+from tests.endpoint.tables import count_items, key
 
 ROUNDS = 3
 #: Each race test runs ROUNDS times: round 0 in the fast loop, the repeats among the slow checks.

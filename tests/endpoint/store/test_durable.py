@@ -20,7 +20,8 @@ import pytest
 from labkit.embedded import start_endpoint
 from labkit.endpoint.store import durable
 from labkit.endpoint.store.durable import DamagedDataFile, DataDirError
-from tests.endpoint.conftest import create_gsi, make_table, raw_client, scan_all
+from tests.endpoint.clients import raw_client
+from tests.endpoint.tables import create_gsi, make_table, scan_all
 
 LOG = durable.LOG
 

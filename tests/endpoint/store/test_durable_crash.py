@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.endpoint.conftest import make_table, raw_client
+from tests.endpoint.clients import raw_client
+from tests.endpoint.tables import make_table
 
 pytestmark = pytest.mark.slow
 

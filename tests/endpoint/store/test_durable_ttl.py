@@ -9,8 +9,9 @@ from typing import Any
 
 from labkit.engine_plugins.faults.control import describe_expiry, expire_items
 from labkit.shared.backend import Connection
-from tests.endpoint.conftest import make_table, raw_client
+from tests.endpoint.clients import raw_client
 from tests.endpoint.store.test_durable_crash import _serve
+from tests.endpoint.tables import make_table
 
 TABLE = "ttl-kept"
 TTL = "expires"

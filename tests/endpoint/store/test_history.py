@@ -21,7 +21,10 @@ from labkit.endpoint.store import durable
 from labkit.endpoint.store.changes import Change, Commit
 from labkit.endpoint.store.history import STEPS, ImageHistory, Scope, key_text
 from labkit.shared.catalogue import WEAK_ANSWER_HEADER, key_name
-from tests.endpoint.conftest import FUZZ, engine_headers, key, make_table, measure_memory, raw_client
+from tests.endpoint.clients import engine_headers, raw_client
+from tests.endpoint.fuzz_settings import FUZZ
+from tests.endpoint.memory_probe import measure_memory
+from tests.endpoint.tables import key, make_table
 
 ACCOUNT, REGION = "123456789012", "us-east-1"
 ECHO = WEAK_ANSWER_HEADER.lower()
@@ -139,7 +142,7 @@ def test_history__forget__drops_an_account_and_regions_changes_only() -> None:
 
 # memory, measured in a fresh process ------------------------------------------------------------
 
-#: After the prelude (tests/endpoint/conftest.py): N updates of one item, a stale read every tenth.
+#: After the prelude (tests/endpoint/memory_probe.py): N updates of one item, a stale read every tenth.
 MEMORY = r"""
 assert engine.history is not None
 def update(n):

@@ -18,7 +18,9 @@ from labkit.endpoint.store.idempotency import TokenMemory
 from labkit.shared import constants as C
 from labkit.shared.backend import Connection
 from labkit.shared.table import table_spec
-from tests.endpoint.conftest import FakeClock, engine_headers, error_code, key, make_table, raw_client
+from tests.endpoint.clients import engine_headers, error_code, raw_client
+from tests.endpoint.fake_clock import FakeClock
+from tests.endpoint.tables import key, make_table
 
 
 @pytest.fixture(scope="module")

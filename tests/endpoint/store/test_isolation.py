@@ -8,7 +8,8 @@ import boto3
 from moto import mock_aws
 
 from labkit.embedded import start_endpoint
-from tests.endpoint.conftest import make_table, raw_client, streams_client
+from tests.endpoint.clients import raw_client, streams_client
+from tests.endpoint.tables import make_table
 
 
 def test_lab_table__survives_a_mock_aws_block__and_mock_aws_tables_stay_in_moto() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.endpoint.conftest import measure_memory
+from tests.endpoint.memory_probe import measure_memory
 
 #: After the prelude: with BIG, 300 puts of a 390 KB item to one key, then delete it; else N ADDs to one item.
 SCRIPT = r"""

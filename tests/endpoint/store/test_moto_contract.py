@@ -17,7 +17,7 @@ import pytest
 from labkit.endpoint import DynamoEngine
 from labkit.endpoint.store import moto_adapter as _adapter
 from labkit.shared.catalogue import MOTO_METHODS
-from tests.endpoint.conftest import engine_headers
+from tests.endpoint.clients import engine_headers
 
 adapter: Any = _adapter  # the contract reads what the module keeps to itself
 adapter.prepare()

@@ -17,7 +17,8 @@ from labkit.endpoint.store import moto_adapter as _moto_adapter
 from labkit.endpoint.store import moto_store as _moto_store
 from labkit.shared.backend import Connection
 from labkit.shared.table import table_spec
-from tests.endpoint.conftest import engine_headers, key
+from tests.endpoint.clients import engine_headers
+from tests.endpoint.tables import key
 
 moto_store: Any = _moto_store  # the tests probe moto internals the modules do not export
 moto_adapter: Any = _moto_adapter

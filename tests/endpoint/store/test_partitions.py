@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from labkit.endpoint import DynamoEngine
-from tests.endpoint.conftest import FUZZ, engine_headers
+from tests.endpoint.clients import engine_headers
+from tests.endpoint.fuzz_settings import FUZZ
 
 TABLE = "orders-under-test"
 PARTITIONS = ["a", "b", "c"]

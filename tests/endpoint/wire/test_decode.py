@@ -12,7 +12,7 @@ import pytest
 
 from labkit.embedded import start_endpoint
 from labkit.endpoint import DynamoEngine, EmbeddedEndpoint, Rejection, RequestInfo
-from tests.endpoint.conftest import code_of, post
+from tests.endpoint.clients import code_of, post
 
 TARGET = "DynamoDB_20120810.ListTables"
 BUG_TABLE = f"labkit-bug-{uuid.uuid4().hex[:8]}"

@@ -16,7 +16,8 @@ import labkit
 from labkit.embedded import start_endpoint
 from labkit.endpoint import EmbeddedEndpoint
 from labkit.shared.backend import Connection
-from tests.endpoint.conftest import make_table, raw_client, streams_client
+from tests.endpoint.clients import raw_client, streams_client
+from tests.endpoint.tables import make_table
 
 SAFETY = 20.0  # seconds a socket waits before the test gives up (never reached when the server behaves)
 

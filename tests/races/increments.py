@@ -1,14 +1,15 @@
-"""Helpers and fixtures shared by the races test files."""
+"""One counter item (``KEY``, holding ``n``) and the actors that increment it: the naive read-modify-write that
+loses updates, one conditional attempt, the conditional increment retried; two actors raced in a given order,
+an outcome that says whether an update was lost, and a picklable op for the stress runs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
-import pandas as pd
 from botocore.exceptions import ClientError
 
-from labkit.races import HISTORY_COLUMNS, Interleaving, run_interleaving
+from labkit.races import Interleaving, run_interleaving
 from labkit.shared.backend import Connection
 
 KEY = {"PK": {"S": "COUNTER"}, "SK": {"S": "C"}}
@@ -84,63 +85,3 @@ def lost(conn: Connection) -> Callable[[Interleaving], dict[str, Any]]:
         return {"final": final, "lost_update": final < 2}
 
     return outcome
-
-
-# --- Helpers and fixtures shared by the invariants test files.
-
-
-def account(i: str, email: str | None = None, username: str | None = None) -> dict[str, Any]:
-    item: dict[str, Any] = {"PK": f"ACCT#{i}", "SK": "PROFILE", "id": i}
-    if email is not None:
-        item["email"] = email
-    if username is not None:
-        item["username"] = username
-    return item
-
-
-def marker(ns: str, value: str, owner: str | None) -> dict[str, Any]:
-    item: dict[str, Any] = {"PK": f"UNIQ#{ns}#{value}", "SK": "LOCK"}
-    if owner is not None:
-        item["owner"] = owner
-    return item
-
-
-def healthy() -> list[dict[str, Any]]:
-    return [
-        account("1", "ada@x.io", "ada"),
-        marker("EMAIL", "ada@x.io", "1"),
-        marker("HANDLE", "ada", "1"),
-        account("2", "bob@x.io", "bob"),
-        marker("EMAIL", "bob@x.io", "2"),
-        marker("HANDLE", "bob", "2"),
-    ]
-
-
-#: A history row: actor, seq, turn (None: after the forced order), operation, start, end, outcome.
-Row = tuple[str, int, int | None, str, float, float, str]
-
-
-def history_of(rows: Iterable[Row]) -> pd.DataFrame:
-    """A history frame (:data:`HISTORY_COLUMNS`) of ``rows``, all on key "K", none retried."""
-    return pd.DataFrame(
-        [
-            {
-                "actor": a,
-                "seq": s,
-                "turn": t,
-                "operation": op,
-                "key": "K",
-                "start": t0,
-                "end": t1,
-                "outcome": out,
-                "retries": 0,
-            }
-            for a, s, t, op, t0, t1, out in rows
-        ],
-        columns=list(HISTORY_COLUMNS),
-    )
-
-
-def history(*calls: tuple[str, int, str, str, float, float]) -> pd.DataFrame:
-    """A history frame of ``calls`` (actor, seq, operation, outcome, start, end), none in a turn."""
-    return history_of((a, s, None, op, t0, t1, out) for a, s, op, out, t0, t1 in calls)
