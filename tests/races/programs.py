@@ -653,12 +653,15 @@ class RegionalWorld:
     def setup(self, program: RegionalProgram) -> Callable[[], None]:
         table, east = self.conns[program.strong].table_name, self.clients[program.strong][REGION_NAMES[0]]
 
-        def reset() -> None:
-            for item, n in enumerate(program.initial):
-                if n is None:
-                    east.delete_item(TableName=table, Key=_regional_key(item))
-                else:
-                    east.put_item(TableName=table, Item={**_regional_key(item), "n": {"N": str(n)}})
+        def reset() -> None:  # one BatchWriteItem: a run's setup is a good part of a small program's calls
+            writes = [
+                {"DeleteRequest": {"Key": _regional_key(item)}}
+                if n is None
+                else {"PutRequest": {"Item": {**_regional_key(item), "n": {"N": str(n)}}}}
+                for item, n in enumerate(program.initial)
+            ]
+            left = east.batch_write_item(RequestItems={table: writes})["UnprocessedItems"]
+            assert not left, f"the setup's batch was not all processed: {left}"
 
         return reset
 
@@ -666,11 +669,11 @@ class RegionalWorld:
         """Every region's two items, and every actor's answers."""
         table, clients = self.conns[program.strong].table_name, self.clients[program.strong]
         regions = []
-        for region in sorted(clients):
-            items = []
-            for item in range(2):
-                got = clients[region].get_item(TableName=table, Key=_regional_key(item), ConsistentRead=True)
-                items.append(int(got["Item"]["n"]["N"]) if "Item" in got else None)
-            regions.append((region, tuple(items)))
+        keys = [_regional_key(item) for item in range(2)]
+        for region in sorted(clients):  # one consistent BatchGetItem per region
+            got = clients[region].batch_get_item(RequestItems={table: {"Keys": keys, "ConsistentRead": True}})
+            assert not got["UnprocessedKeys"], f"the final read was not all answered: {got['UnprocessedKeys']}"
+            found = {i["PK"]["S"]: int(i["n"]["N"]) for i in got["Responses"][table]}
+            regions.append((region, tuple(found.get(k["PK"]["S"]) for k in keys)))
         answers = tuple((name, repr(res.results.get(name, res.error_codes().get(name)))) for name in program.names)
         return (tuple(regions), answers)
