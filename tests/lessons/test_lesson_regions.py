@@ -4,7 +4,8 @@ Each section runs here as the notebook runs it, after the lesson's earlier cells
 and the section uses (the recipes the lesson shows: ``update``, ``RetriesExhausted``,
 ``register_request``) are given from ``recipes/``. Three checks per section:
 
-* on the embedded endpoint it runs: the loss is found by explore, the home Region and MRSC hold;
+* on the embedded endpoint it runs: the loss is found by explore, the home Region and MRSC hold (slow:
+  the README's test command runs the same cells and asserts in the notebooks);
 * a mutation test: with the engine's replication made synchronous (``set_replication_lag(conn, 0)``: every
   request first finds earlier writes delivered) the section's assertion of the loss fails — it asserts
   something replication's lag causes, not something it would print anyway;
@@ -54,6 +55,7 @@ def conn() -> Iterator[Connection]:
         yield Connection("embedded", endpoint.url, "us-east-1", "labkit-regions-lesson")
 
 
+@pytest.mark.slow  # the loop runs these cells, with these asserts, in the notebook (nbval)
 @pytest.mark.parametrize("lesson", SECTIONS)
 def test_lesson_section__embedded_endpoint__loss_found_and_both_fixes_hold(lesson: str, conn: Connection) -> None:
     """The naive code loses across two Regions; home Region and MRSC pass (the section's own asserts)."""
