@@ -515,6 +515,16 @@ def test_import__labkit_serve__engine_built_without_the_race_lab_or_its_faults()
     assert [m for m in loaded if any(m == h or m.startswith(h + ".") for h in NOT_SERVED)] == []
 
 
+def test_import__labkit_commands_cli__no_botocore_no_engine_until_a_command_runs() -> None:
+    """`import labkit.commands.cli` loads neither botocore nor labkit's client or engine: a command imports its own."""
+    code = "import labkit.commands.cli\nimport sys\nprint('\\n'.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    loaded = out.stdout.split()
+    heavy = ("boto3", "botocore", "moto", "labkit.shared.backend", "labkit.endpoint", "labkit.embedded")
+    assert [m for m in loaded if any(m == h or m.startswith(h + ".") for h in heavy)] == []
+    assert "labkit.commands.cli" in loaded
+
+
 def test_import__faults_names__loaded_on_first_use_and_control_is_the_function() -> None:
     """Every name of labkit.engine_plugins.faults resolves; `control` stays the function once its module is imported."""
     code = (
