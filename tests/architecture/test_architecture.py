@@ -500,11 +500,17 @@ def test_import__public_name__loaded_on_first_use() -> None:
 
 
 #: What the first answer of ``labkit serve`` and of the plugin's endpoint does not need (docs/testing.md, start-up).
-NOT_SERVED = ("labkit.races", "labkit.engine_plugins.faults.kinds", "labkit.engine_plugins.faults.race")
+NOT_SERVED = (
+    "labkit.races",
+    "labkit.engine_plugins.faults.kinds",
+    "labkit.engine_plugins.faults.race",
+    "labkit.endpoint.store.durable",
+)
 
 
 def test_import__labkit_serve__engine_built_without_the_race_lab_or_its_faults() -> None:
-    """`labkit serve`'s imports and a built engine load neither the race lab nor its fault notation (decision 227)."""
+    """`labkit serve`'s imports and a memory-only engine load neither the race lab, its fault notation nor the data
+    directory's module (decision 227)."""
     code = (
         "import sys\nfrom labkit.commands.cli import build_parser\nbuild_parser()\n"
         "from labkit.embedded import build_engine\nbuild_engine()\nprint('\\n'.join(sorted(sys.modules)))"
