@@ -1,13 +1,14 @@
 """Time to first answer: ``labkit serve``, the pytest plugin's endpoint, moto's server and dynalite, in one run.
 
-    python benchmarks/bench_start.py [--repeat 7] [--dynalite DIR]
+    python benchmarks/bench_start.py [--repeat 7] [--dynalite DIR] [--against REV]
 
 Each repetition starts every server as a new process on a free port of 127.0.0.1 and sends it a
 SigV4-signed ``ListTables`` as soon as the port takes a connection (a connection attempt every
 2 ms until then); the time from starting the process to the first 200 answer is its time to first
 answer. The servers take turns going first, so that a busy machine slows them alike. Also
-measured: the CPU time (user + system) the server's process had used when it answered, read from
-/proc: on a machine shared with other work it is the steadier number.
+measured: the CPU time the server's process (all its threads) had used when it answered, read from
+/proc (``schedstat``, in nanoseconds; user + system clock ticks where the kernel keeps no schedstat):
+on a machine shared with other work it is the steadier number.
 
 * ``labkit serve``     ``python -m labkit serve --port P`` (labkit profile, memory only)
 * ``plugin endpoint``  what the pytest plugin does for a session on the embedded backend
@@ -15,6 +16,8 @@ measured: the CPU time (user + system) the server's process had used when it ans
   first connection. Its process prints the URL once reserved; "from reserve" is the time from
   then to the answer (the plugin's process has imported pytest and started its session by then).
 * ``moto_server``      moto's standalone server, the one in this venv (skipped if absent)
+* ``--against REV``    also ``labkit serve`` and the plugin's endpoint of commit REV (``git archive`` into a
+  temporary folder, run with this venv), in the same rounds: what a change gained, on the same machine
 * ``dynalite``         the Node.js DynamoDB emulator: ``dynalite`` on PATH, ``--dynalite DIR``
   (a folder with node_modules/dynalite), else ``npm install dynalite`` into a temporary folder
   (skipped, with the reason, when npm or the network is not there)
@@ -39,7 +42,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from botocore.auth import SigV4Auth
@@ -67,6 +70,7 @@ class Server:
     command: Callable[[int], list[str]]
     cwd: Path | None = None
     prints_url: bool = False
+    pythonpath: Path | None = None  # labkit's tree for this server (None: this checkout)
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
     from_reserve: list[float] = field(default_factory=list)
@@ -91,7 +95,15 @@ def signed_headers(port: int) -> dict[str, str]:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time a running process has used (/proc/PID/stat, fields 14 and 15)."""
+    """CPU time a running process has used: its threads' /proc/PID/task/TID/schedstat (nanoseconds), else
+    user + system clock ticks (/proc/PID/stat, fields 14 and 15: 10 ms steps)."""
+    try:
+        tasks = Path(f"/proc/{pid}/task").iterdir()
+        nanoseconds = sum(int((task / "schedstat").read_text().split()[0]) for task in tasks)
+    except (OSError, ValueError, IndexError):
+        nanoseconds = 0
+    if nanoseconds:
+        return nanoseconds / 1e9
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
@@ -122,6 +134,8 @@ def first_answer(port: int, process: subprocess.Popen[str]) -> None:
 def started(server: Server, env: dict[str, str]) -> Iterator[tuple[int, subprocess.Popen[str], float]]:
     """The server's process, its port and when it was started (time.monotonic); stopped after."""
     port = free_port()
+    if server.pythonpath is not None:
+        env = {**env, "PYTHONPATH": str(server.pythonpath)}
     start = time.monotonic()
     process = subprocess.Popen(
         server.command(port),
@@ -195,6 +209,14 @@ def servers(args: argparse.Namespace, scratch: Path) -> list[Server]:
         Server("labkit serve", lambda port: [sys.executable, "-m", "labkit", "serve", "--port", str(port)]),
         Server("plugin endpoint", lambda port: [sys.executable, "-c", PLUGIN_CHILD], prints_url=True),
     ]
+    if args.against:
+        old = scratch / "against"
+        old.mkdir()
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.against], capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(old)], input=archive.stdout, check=True)
+        for server in list(found):
+            name = f"{server.name.replace('labkit ', '').replace(' endpoint', '')} @{args.against[:7]}"
+            found.append(replace(server, name=name, cwd=old, pythonpath=old, walls=[], cpus=[], from_reserve=[]))
     moto = Path(sys.executable).parent / "moto_server"
     if moto.exists():
         found.append(Server("moto_server", lambda port: [str(moto), "-H", "127.0.0.1", "-p", str(port)]))
@@ -213,6 +235,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--dynalite", metavar="DIR", help="a folder with node_modules/dynalite (default: npm install)")
+    parser.add_argument("--against", metavar="REV", help="also labkit serve and the plugin's endpoint of commit REV")
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))

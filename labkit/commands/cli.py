@@ -15,10 +15,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from ..shared import constants as C
-from ..shared._errors_map import map_errors
-from ..shared.backend import ENV_BACKEND, ENV_EMBEDDED_URL, ENV_ENDPOINT_URL, connect
-from ..shared.backend_choice import parse_backend, resolve_backend
-from ..shared.catalogue import Op
+from ..shared.backend_choice import ENV_BACKEND, ENV_EMBEDDED_URL, ENV_ENDPOINT_URL, parse_backend, resolve_backend
 from ..shared.compat import DISTRIBUTION
 from ..shared.errors import LabkitError
 
@@ -126,6 +123,9 @@ def _lab(args: argparse.Namespace) -> int:
 
 def _doctor(args: argparse.Namespace) -> int:
     from ..lab import versions
+    from ..shared._errors_map import map_errors
+    from ..shared.backend import connect  # boto3's client side: doctor's alone (serve answers, it calls nothing)
+    from ..shared.catalogue import Op
     from .launcher import running_lab
 
     lab = None

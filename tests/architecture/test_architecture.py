@@ -499,6 +499,49 @@ def test_import__public_name__loaded_on_first_use() -> None:
     assert out.stdout.split() == ["labkit.shared.backend", "labkit.races", "FlagStore"]
 
 
+#: What the first answer of ``labkit serve`` and of the plugin's endpoint does not need (docs/testing.md, start-up).
+NOT_SERVED = (
+    "labkit.races",
+    "labkit.engine_plugins.faults.kinds",
+    "labkit.engine_plugins.faults.race",
+    "labkit.endpoint.store.durable",
+)
+
+
+def test_import__labkit_serve__engine_built_without_the_race_lab_or_its_faults() -> None:
+    """`labkit serve`'s imports and a memory-only engine load neither the race lab, its fault notation nor the data
+    directory's module (decision 227)."""
+    code = (
+        "import sys\nfrom labkit.commands.cli import build_parser\nbuild_parser()\n"
+        "from labkit.embedded import build_engine\nbuild_engine()\nprint('\\n'.join(sorted(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    loaded = out.stdout.split()
+    assert "labkit.engine_plugins.faults.injector" in loaded
+    assert [m for m in loaded if any(m == h or m.startswith(h + ".") for h in NOT_SERVED)] == []
+
+
+def test_import__labkit_commands_cli__no_botocore_no_engine_until_a_command_runs() -> None:
+    """`import labkit.commands.cli` loads neither botocore nor labkit's client or engine: a command imports its own."""
+    code = "import labkit.commands.cli\nimport sys\nprint('\\n'.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    loaded = out.stdout.split()
+    heavy = ("boto3", "botocore", "moto", "labkit.shared.backend", "labkit.endpoint", "labkit.embedded")
+    assert [m for m in loaded if any(m == h or m.startswith(h + ".") for h in heavy)] == []
+    assert "labkit.commands.cli" in loaded
+
+
+def test_import__faults_names__loaded_on_first_use_and_control_is_the_function() -> None:
+    """Every name of labkit.engine_plugins.faults resolves; `control` stays the function once its module is imported."""
+    code = (
+        "import labkit.engine_plugins.faults as f\nimport labkit.engine_plugins.faults.control\n"
+        "missing = [n for n in f.__all__ if getattr(f, n, None) is None]\n"
+        "from labkit.engine_plugins.faults import control\nprint(missing, callable(control), type(control).__name__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["[]", "True", "function"]
+
+
 # --- the checker itself ------------------------------------------------------------------------
 def test_cycles__a_cycle__named_as_a_path() -> None:
     """The cycle finder finds a planted cycle and names it module by module."""

@@ -85,11 +85,13 @@ def _client(port: int) -> Any:
 
 def test_serve__start__imports_neither_the_exercises_nor_pandas_nor_motos_iam() -> None:
     """What `labkit serve` imports before it listens (Python's import log): neither the exercises (pandas, the race
-    lab) nor moto's IAM (cryptography), the imports that made its first answer slow (decision 200)."""
+    lab) nor moto's IAM (cryptography), the imports that made its first answer slow (decision 200), nor the race
+    lab's fault notation or labkit's boto3 client (decision 227)."""
     with labkit_serve(env=_env(PYTHONPROFILEIMPORTTIME="1")) as running:
         imported = {line.split("|")[-1].strip() for line in running.banner if line.startswith("import time:")}
     assert {"labkit.endpoint.engine", "moto.dynamodb.models"} <= imported  # the log is there and the engine built
     assert not imported & {"pandas", "labkit.lab.exercises", "moto.iam", "cryptography"}
+    assert not imported & {"labkit.races", "labkit.engine_plugins.faults.kinds", "labkit.shared.backend"}
 
 
 def test_serve__real_client__lists_tables(served: Served) -> None:

@@ -30,3 +30,18 @@ def test_service_model__the_wire_and_the_checks__one_model_its_files_read_once()
         assert "TransactItems" in input_shape("dynamodb", "TransactWriteItems").members
     assert reads == []
     assert service_model("dynamodb") is service_model("dynamodb")
+
+
+@pytest.mark.parametrize("service", ["dynamodb", "dynamodbstreams"])
+def test_service_model__read_without_a_session__the_model_a_botocore_session_gives(service: str) -> None:
+    """The model read with botocore's loader alone is the one a botocore session gives: same API version,
+    same operations, same input shapes."""
+    import botocore.session
+
+    mine = service_model(service)
+    sessions = botocore.session.get_session().get_service_model(service)
+    assert mine.api_version == sessions.api_version
+    assert mine.operation_names == sessions.operation_names
+    for name in mine.operation_names:
+        ours, theirs = mine.operation_model(name).input_shape, sessions.operation_model(name).input_shape
+        assert (ours and list(ours.members)) == (theirs and list(theirs.members)), name

@@ -16,12 +16,14 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...shared.catalogue import DATA_PLANE, Op
 from ..errors import ClientFault
 from .changes import Commit
-from .durable import DataDir, State, decode_item
+
+if TYPE_CHECKING:  # the data directory's module is imported by what runs with one only (decision 227)
+    from .durable import DataDir, State
 
 WireItem = dict[str, Any]
 Who = tuple[str, str]
@@ -101,6 +103,8 @@ def definition(store: Store, account: str, region: str, name: str) -> dict[str, 
 
 def materialise(store: Store, state: State) -> int:
     """Make every table of ``state`` in the store, with its items; how many items were put back."""
+    from .durable import decode_item  # with a data directory only: `labkit serve` without --data never loads it
+
     count = 0
     for (account, region), tables in state.tables.items():
         for name, table in tables.items():
@@ -166,6 +170,7 @@ class Definitions:
 
 def _decoded(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Global tables' records as the store keeps them: the keys and images of deliveries with bytes."""
+    from .durable import decode_item  # with a data directory only
 
     def delivery(raw: dict[str, Any]) -> dict[str, Any]:
         image = raw.get("image")
@@ -192,6 +197,8 @@ class Durable:
     @classmethod
     def open(cls, store: Store, where: str | os.PathLike[str]) -> Durable:
         """Hold ``where``, make its tables in ``store`` again, say so on stderr (one line)."""
+        from .durable import DataDir  # with a data directory only
+
         data = DataDir.open(where)
         try:
             state = data.load()

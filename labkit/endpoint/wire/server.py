@@ -254,6 +254,7 @@ class EmbeddedEndpoint:
             _App(self.engine, self.body_timeout),
             log_level="warning",
             lifespan="off",
+            ws="none",  # DynamoDB speaks no WebSocket: uvicorn then imports no WebSocket protocol at startup
             access_log=False,
             timeout_keep_alive=max(1, round(self.keep_alive)),
             **({"http": protocol} if (protocol := _protocol(self.body_timeout)) is not None else {}),

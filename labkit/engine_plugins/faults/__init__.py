@@ -84,15 +84,11 @@ rule naming another operation is refused::
 
 from __future__ import annotations
 
-from .answers import (
-    CONFLICTABLE,
-    ERRORS,
-    OPERATIONS,
-    cancelled,
-    conflict_reasons,
-    error_body,
-    rejection,
-)
+import importlib as _importlib
+import typing as _typing
+
+# Imported now, not on first use: the submodule's own name is also one of its functions (control()), and
+# an import of the submodule would otherwise leave the package's ``control`` naming the module.
 from .control import (
     CONTROL_OPERATIONS,
     LabClock,
@@ -110,32 +106,74 @@ from .control import (
     set_lab_clock,
     set_replication_lag,
 )
-from .injector import FaultInjector, fault_controls
-from .kinds import (
-    FAULT_NAMES,
-    WEAK_ANSWERS,
-    Conflict,
-    Fault,
-    FaultSpec,
-    Hold,
-    LoseResponse,
-    ServerError,
-    ShortPage,
-    StaleRead,
-    Throttle,
-    TornRead,
-    TtlDelete,
-    UnprocessedItems,
-    WeakAnswerFault,
-    parse_faults,
-)
-from .race import (
-    FaultPlan,
-    canned_response,
-    inject,
-    plan_for,
-)
-from .rules import FaultRule, FaultRules, load_rules
+
+if _typing.TYPE_CHECKING:  # what the lazy names below are, for type checkers (not imported at run time)
+    from .answers import CONFLICTABLE, ERRORS, OPERATIONS, cancelled, conflict_reasons, error_body, rejection
+    from .injector import FaultInjector, fault_controls
+    from .kinds import (
+        FAULT_NAMES,
+        WEAK_ANSWERS,
+        Conflict,
+        Fault,
+        FaultSpec,
+        Hold,
+        LoseResponse,
+        ServerError,
+        ShortPage,
+        StaleRead,
+        Throttle,
+        TornRead,
+        TtlDelete,
+        UnprocessedItems,
+        WeakAnswerFault,
+        parse_faults,
+    )
+    from .race import FaultPlan, canned_response, inject, plan_for
+    from .rules import FaultRule, FaultRules, load_rules
+
+#: Submodule -> the public names it gives this package. They are imported on first use (PEP 562
+#: ``__getattr__``): the endpoint side (``labkit serve``, the plugin's endpoint) imports the injector and
+#: the rules and the control client only, not the race lab's faults and their notation (decision 227).
+_NAMES: dict[str, tuple[str, ...]] = {
+    "answers": ("CONFLICTABLE", "ERRORS", "OPERATIONS", "cancelled", "conflict_reasons", "error_body", "rejection"),
+    "injector": ("FaultInjector", "fault_controls"),
+    "kinds": (
+        "FAULT_NAMES",
+        "WEAK_ANSWERS",
+        "Conflict",
+        "Fault",
+        "FaultSpec",
+        "Hold",
+        "LoseResponse",
+        "ServerError",
+        "ShortPage",
+        "StaleRead",
+        "Throttle",
+        "TornRead",
+        "TtlDelete",
+        "UnprocessedItems",
+        "WeakAnswerFault",
+        "parse_faults",
+    ),
+    "race": ("FaultPlan", "canned_response", "inject", "plan_for"),
+    "rules": ("FaultRule", "FaultRules", "load_rules"),
+}
+_LAZY: dict[str, str] = {name: module for module, names in _NAMES.items() for name in names}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """Import a public name's submodule on first use (PEP 562), and keep the name here after."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "CONFLICTABLE",
