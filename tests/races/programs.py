@@ -302,10 +302,18 @@ class Ctx:
         assert not left, f"the setup's batch was not all processed: {left}"
 
     def final_state(self, res: Interleaving) -> tuple[Any, ...]:
-        client = self.world.conn.client
+        # every item a step may name (keys 0..ITEMS-1 in each table), in one consistent BatchGetItem
+        names = (self.table, self.world.second)
+        got = self.world.conn.client.batch_get_item(
+            RequestItems={
+                name: {"Keys": [self.key(i, table=t) for i in range(ITEMS)], "ConsistentRead": True}
+                for t, name in enumerate(names)
+            }
+        )
+        assert not got["UnprocessedKeys"], f"the final read was not all answered: {got['UnprocessedKeys']}"
         tables = []
-        for name in (self.table, self.world.second):
-            items = client.scan(TableName=name, ConsistentRead=True)["Items"]
+        for name in names:
+            items = got["Responses"].get(name, [])
             tables.append(tuple(sorted(tuple(sorted((k, str(v)) for k, v in item.items())) for item in items)))
         return (tuple(tables), tuple(sorted((k, str(v)) for k, v in res.results.items())))
 
