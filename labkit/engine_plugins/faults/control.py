@@ -9,11 +9,14 @@ profile answers them (loopback only, because it listens nowhere else; the handle
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
-import urllib.error
-import urllib.request
+import select
+import threading
+import time
+import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ...shared import constants as C
 from ...shared.catalogue import CONTROL_PREFIX, CONTROLS, Op
@@ -26,32 +29,74 @@ if TYPE_CHECKING:
 
 #: The control operations the ``labkit`` profile's endpoint answers, without their ``Labkit.`` prefix.
 CONTROL_OPERATIONS = tuple(sorted(Op(name).short for name in CONTROLS))
+JSON_CONTENT = "application/x-amz-json-1.0"
+
+
+#: Each thread's open connections to the endpoints it controls, by (host, port), with when each was last
+#: used: a run of the race lab makes a few control calls (settling replication and images), and a new
+#: connection each cost more than the call (decision 230).
+_OPEN = threading.local()
+#: A kept connection idle longer than this is not reused: labkit's endpoint closes one idle for
+#: ``IDLE_KEEP_ALIVE_SECONDS`` (30 s), and a request must never meet that close on the way.
+REUSE_IDLE_SECONDS: Final = C.IDLE_KEEP_ALIVE_SECONDS / 3
+
+
+def _connection(host: str, port: int, timeout: float) -> http.client.HTTPConnection:
+    """This thread's kept connection to ``host:port``; a new one when it has none, it idled past
+    :data:`REUSE_IDLE_SECONDS`, or the server closed it (something to read before our request: its close)."""
+    pool: dict[tuple[str, int], tuple[http.client.HTTPConnection, float]] = _OPEN.__dict__.setdefault("pool", {})
+    kept, used = pool.pop((host, port), (None, 0.0))
+    if kept is not None and kept.sock is not None and time.monotonic() - used < REUSE_IDLE_SECONDS:
+        readable, _, _ = select.select([kept.sock], [], [], 0)
+        if not readable:
+            kept.sock.settimeout(timeout)
+            return kept
+    if kept is not None:
+        kept.close()
+    return http.client.HTTPConnection(host, port, timeout=timeout)
+
+
+def _post(url: str, target: str, body: bytes, timeout: float) -> tuple[int, bytes]:
+    """POST ``body`` to ``url`` on this thread's kept connection: the status and the answer's body.
+
+    Sent once: an error (the server gone, a timeout) drops the connection and is raised, never resent
+    (a control call is not always idempotent: DeliverReplications)."""
+    parts = urllib.parse.urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    conn = _connection(host, port, timeout)
+    try:
+        conn.request(
+            "POST", parts.path or "/", body=body, headers={"X-Amz-Target": target, "Content-Type": JSON_CONTENT}
+        )
+        answer = conn.getresponse()
+        raw = answer.read()
+    except (OSError, http.client.HTTPException):
+        conn.close()
+        raise
+    if answer.will_close:
+        conn.close()
+    else:
+        _OPEN.pool[(host, port)] = (conn, time.monotonic())
+    return answer.status, raw
 
 
 def control(url: str, operation: str, payload: Mapping[str, Any], timeout: float = 10.0) -> dict[str, Any]:
     """POST one ``Labkit.<operation>`` control request (``Op.SET_FAULTS``, or its short name) to ``url``."""
     target = operation if operation.startswith(CONTROL_PREFIX) else CONTROL_PREFIX + operation
     operation = target.removeprefix(CONTROL_PREFIX)
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(payload).encode("utf-8"),
-        method="POST",
-        headers={"X-Amz-Target": target, "Content-Type": "application/x-amz-json-1.0"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as answer:  # noqa: S310  loopback
-            return dict(json.loads(answer.read() or b"{}"))
-    except urllib.error.HTTPError as exc:
-        body = json.loads(exc.read() or b"{}")
-        unknown = str(body.get("__type", "")).endswith("#UnknownOperationException")
-        if unknown and operation in CONTROL_OPERATIONS:  # one labkit's endpoint answers: not this one
-            raise ConfigurationError(
-                f"the endpoint at {url} does not answer {target}: it is not labkit's "
-                "embedded endpoint with its defaults (e.g. `labkit serve --profile dynamodb-local`, DynamoDB "
-                "Local or AWS); use the race lab's per-call faults (run_interleaving(..., faults=[...])), "
-                "which act in the client"
-            ) from None
-        raise ValidationError(str(body.get("message") or body)) from None
+    status, raw = _post(url, target, json.dumps(payload).encode("utf-8"), timeout)
+    if status < 300:
+        return dict(json.loads(raw or b"{}"))
+    body = json.loads(raw or b"{}")
+    unknown = str(body.get("__type", "")).endswith("#UnknownOperationException")
+    if unknown and operation in CONTROL_OPERATIONS:  # one labkit's endpoint answers: not this one
+        raise ConfigurationError(
+            f"the endpoint at {url} does not answer {target}: it is not labkit's "
+            "embedded endpoint with its defaults (e.g. `labkit serve --profile dynamodb-local`, DynamoDB "
+            "Local or AWS); use the race lab's per-call faults (run_interleaving(..., faults=[...])), "
+            "which act in the client"
+        )
+    raise ValidationError(str(body.get("message") or body))
 
 
 def _endpoint(
