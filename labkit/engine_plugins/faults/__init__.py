@@ -107,58 +107,78 @@ from .control import (
     set_replication_lag,
 )
 
-if _typing.TYPE_CHECKING:  # what the lazy names below are, for type checkers (not imported at run time)
-    from .answers import CONFLICTABLE, ERRORS, OPERATIONS, cancelled, conflict_reasons, error_body, rejection
-    from .injector import FaultInjector, fault_controls
-    from .kinds import (
-        FAULT_NAMES,
-        WEAK_ANSWERS,
-        Conflict,
-        Fault,
-        FaultSpec,
-        Hold,
-        LoseResponse,
-        ServerError,
-        ShortPage,
-        StaleRead,
-        Throttle,
-        TornRead,
-        TtlDelete,
-        UnprocessedItems,
-        WeakAnswerFault,
-        parse_faults,
-    )
-    from .race import FaultPlan, canned_response, inject, plan_for
-    from .rules import FaultRule, FaultRules, load_rules
+# What the lazy names below are, for type checkers only (not imported at run time); `X as X` re-exports X.
+if _typing.TYPE_CHECKING:
+    from .answers import CONFLICTABLE as CONFLICTABLE
+    from .answers import ERRORS as ERRORS
+    from .answers import OPERATIONS as OPERATIONS
+    from .answers import cancelled as cancelled
+    from .answers import conflict_reasons as conflict_reasons
+    from .answers import error_body as error_body
+    from .answers import rejection as rejection
+    from .injector import FaultInjector as FaultInjector
+    from .injector import fault_controls as fault_controls
+    from .kinds import FAULT_NAMES as FAULT_NAMES
+    from .kinds import WEAK_ANSWERS as WEAK_ANSWERS
+    from .kinds import Conflict as Conflict
+    from .kinds import Fault as Fault
+    from .kinds import FaultSpec as FaultSpec
+    from .kinds import Hold as Hold
+    from .kinds import LoseResponse as LoseResponse
+    from .kinds import ServerError as ServerError
+    from .kinds import ShortPage as ShortPage
+    from .kinds import StaleRead as StaleRead
+    from .kinds import Throttle as Throttle
+    from .kinds import TornRead as TornRead
+    from .kinds import TtlDelete as TtlDelete
+    from .kinds import UnprocessedItems as UnprocessedItems
+    from .kinds import WeakAnswerFault as WeakAnswerFault
+    from .kinds import parse_faults as parse_faults
+    from .race import FaultPlan as FaultPlan
+    from .race import canned_response as canned_response
+    from .race import inject as inject
+    from .race import plan_for as plan_for
+    from .rules import FaultRule as FaultRule
+    from .rules import FaultRules as FaultRules
+    from .rules import load_rules as load_rules
 
-#: Submodule -> the public names it gives this package. They are imported on first use (PEP 562
+#: Each lazy public name -> the submodule that defines it. They are imported on first use (PEP 562
 #: ``__getattr__``): the endpoint side (``labkit serve``, the plugin's endpoint) imports the injector and
 #: the rules and the control client only, not the race lab's faults and their notation (decision 227).
-_NAMES: dict[str, tuple[str, ...]] = {
-    "answers": ("CONFLICTABLE", "ERRORS", "OPERATIONS", "cancelled", "conflict_reasons", "error_body", "rejection"),
-    "injector": ("FaultInjector", "fault_controls"),
-    "kinds": (
-        "FAULT_NAMES",
-        "WEAK_ANSWERS",
-        "Conflict",
-        "Fault",
-        "FaultSpec",
-        "Hold",
-        "LoseResponse",
-        "ServerError",
-        "ShortPage",
-        "StaleRead",
-        "Throttle",
-        "TornRead",
-        "TtlDelete",
-        "UnprocessedItems",
-        "WeakAnswerFault",
-        "parse_faults",
-    ),
-    "race": ("FaultPlan", "canned_response", "inject", "plan_for"),
-    "rules": ("FaultRule", "FaultRules", "load_rules"),
+_LAZY: dict[str, str] = {
+    "CONFLICTABLE": "answers",
+    "ERRORS": "answers",
+    "OPERATIONS": "answers",
+    "cancelled": "answers",
+    "conflict_reasons": "answers",
+    "error_body": "answers",
+    "rejection": "answers",
+    "FaultInjector": "injector",
+    "fault_controls": "injector",
+    "FAULT_NAMES": "kinds",
+    "WEAK_ANSWERS": "kinds",
+    "Conflict": "kinds",
+    "Fault": "kinds",
+    "FaultSpec": "kinds",
+    "Hold": "kinds",
+    "LoseResponse": "kinds",
+    "ServerError": "kinds",
+    "ShortPage": "kinds",
+    "StaleRead": "kinds",
+    "Throttle": "kinds",
+    "TornRead": "kinds",
+    "TtlDelete": "kinds",
+    "UnprocessedItems": "kinds",
+    "WeakAnswerFault": "kinds",
+    "parse_faults": "kinds",
+    "FaultPlan": "race",
+    "canned_response": "race",
+    "inject": "race",
+    "plan_for": "race",
+    "FaultRule": "rules",
+    "FaultRules": "rules",
+    "load_rules": "rules",
 }
-_LAZY: dict[str, str] = {name: module for module, names in _NAMES.items() for name in names}
 
 
 def __getattr__(name: str) -> _typing.Any:
