@@ -289,7 +289,7 @@ class Ctx:
     def setup(self) -> None:
         """Every item a step may name, reset: one BatchWriteItem for both tables (a run's setup is
         most of a small program's calls)."""
-        requests: dict[str, list[dict[str, Any]]] = {}
+        requests: dict[str, Any] = {}
         for table, given in ((0, self.program.initial), (1, self.program.second)):
             initial = (*given, *[None] * (ITEMS - len(given)))
             requests[self._table(table)] = [

@@ -115,7 +115,7 @@ class Lab:
 
     def setup(self, program: Program) -> Callable[[], None]:
         def reset() -> None:  # one BatchWriteItem: a run's setup is a good part of a small program's calls
-            writes = [
+            writes: list[Any] = [
                 {"DeleteRequest": {"Key": self.key(i)}}
                 if n is None
                 else {"PutRequest": {"Item": {**self.key(i), "n": {"N": str(n)}}}}
