@@ -35,6 +35,8 @@ CLOCK_FROZEN: Final = "frozen"
 CLOCK_MODES: Final = (CLOCK_REAL, CLOCK_FROZEN)
 #: The answer header naming the replication deliveries a request made (global tables: ``"7,8"``, their ids).
 REPLICATIONS_HEADER: Final = "X-Labkit-Replications"
+#: The content type of DynamoDB's JSON protocol, requests and answers alike.
+JSON_CONTENT_TYPE: Final = "application/x-amz-json-1.0"
 #: How long DynamoDB remembers a ClientRequestToken.
 CLIENT_REQUEST_TOKEN_TTL_SECONDS: Final = 600
 #: Longest ClientRequestToken DynamoDB accepts.

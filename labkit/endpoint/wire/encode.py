@@ -9,7 +9,7 @@ import itertools
 import json
 from typing import Any
 
-from ...shared.constants import ERROR_PREFIX
+from ...shared.constants import ERROR_PREFIX, JSON_CONTENT_TYPE
 from ..errors import ClientFault
 
 Response = tuple[int, dict[str, str], bytes]
@@ -17,7 +17,6 @@ Response = tuple[int, dict[str, str], bytes]
 
 #: DynamoDB answers protocol-level mistakes (bad JSON, unknown operation) from its front door.
 CORAL_PREFIX = "com.amazon.coral.service#"
-JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
 _CORAL_CODES = {"SerializationException", "UnknownOperationException", "RequestEntityTooLarge"}
 
 _request_ids = itertools.count(1)

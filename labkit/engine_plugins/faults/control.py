@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 #: The control operations the ``labkit`` profile's endpoint answers, without their ``Labkit.`` prefix.
 CONTROL_OPERATIONS = tuple(sorted(Op(name).short for name in CONTROLS))
-JSON_CONTENT = "application/x-amz-json-1.0"
 
 
 #: Each thread's open connections to the endpoints it controls, by (host, port), with when each was last
@@ -66,7 +65,7 @@ def _post(url: str, target: str, body: bytes, timeout: float) -> tuple[int, byte
     conn = _connection(host, port, timeout)
     try:
         conn.request(
-            "POST", parts.path or "/", body=body, headers={"X-Amz-Target": target, "Content-Type": JSON_CONTENT}
+            "POST", parts.path or "/", body=body, headers={"X-Amz-Target": target, "Content-Type": C.JSON_CONTENT_TYPE}
         )
         answer = conn.getresponse()
         raw = answer.read()

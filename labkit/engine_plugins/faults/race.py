@@ -21,6 +21,7 @@ from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.exceptions import ConnectionClosedError, ReadTimeoutError
 
 from ...shared.catalogue import WEAK_ANSWER_HEADER, WEAK_ANSWER_NONE, Op
+from ...shared.constants import JSON_CONTENT_TYPE
 from ...shared.engine_hooks import Rejection
 from ...shared.errors import ConfigurationError, RaceError, ValidationError
 from ...shared.intercept import CALL, CallRecord
@@ -56,7 +57,7 @@ def canned_response(url: str, rej: Rejection) -> AWSResponse:
     """What DynamoDB's HTTP answer for ``rej`` looks like to botocore (headers checked by it)."""
     body = error_body(rej)
     headers = {
-        "content-type": "application/x-amz-json-1.0",
+        "content-type": JSON_CONTENT_TYPE,
         "x-amz-crc32": str(binascii.crc32(body)),
         "x-amzn-requestid": f"labkit-fault-{next(_ids):08d}",
         "content-length": str(len(body)),
