@@ -1,6 +1,6 @@
 """Helpers test files import (fixtures live in conftest.py): a team's code, the repository's tools/ scripts, a
 table keyed as team code keys one, boto3's resource Table of a lab's table, the differential checks' hypothesis
-settings, and busy loops that saturate the CPU."""
+settings, a race-lab run's setup in one batch, and busy loops that saturate the CPU."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -96,6 +96,19 @@ def derandomized(variable: str, default: int) -> settings:
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
     )
+
+
+def reset_items(client: Any, tables: Mapping[str, Sequence[tuple[dict[str, Any], dict[str, Any] | None]]]) -> None:
+    """Each table's ``(key, item)`` pairs put back as ``item``, or deleted where ``item`` is None: one
+    BatchWriteItem over every table (a race-lab run's setup: one call, not one per item); none left unprocessed."""
+    requests = {
+        table: [
+            {"DeleteRequest": {"Key": key}} if item is None else {"PutRequest": {"Item": item}} for key, item in pairs
+        ]
+        for table, pairs in tables.items()
+    }
+    left = client.batch_write_item(RequestItems=requests)["UnprocessedItems"]
+    assert not left, f"the setup's batch was not all processed: {left}"
 
 
 def resource_table(conn: Connection) -> Any:

@@ -44,6 +44,7 @@ from labkit.races import Interleaving
 from labkit.races.orders import count_orders
 from labkit.races.scenarios import EXPLORE_FAULTS
 from labkit.shared.backend import Connection
+from tests.helpers import reset_items
 
 #: Every fault kind explore places (one place: a new kind joins every fault property).
 FAULT_KINDS: tuple[str, ...] = EXPLORE_FAULTS
@@ -289,17 +290,14 @@ class Ctx:
     def setup(self) -> None:
         """Every item a step may name, reset: one BatchWriteItem for both tables (a run's setup is
         most of a small program's calls)."""
-        requests: dict[str, Any] = {}
+        tables = {}
         for table, given in ((0, self.program.initial), (1, self.program.second)):
             initial = (*given, *[None] * (ITEMS - len(given)))
-            requests[self._table(table)] = [
-                {"DeleteRequest": {"Key": self.key(i, table=table)}}
-                if n is None
-                else {"PutRequest": {"Item": self.item(i, n, "setup", table=table)}}
+            tables[self._table(table)] = [
+                (self.key(i, table=table), None if n is None else self.item(i, n, "setup", table=table))
                 for i, n in enumerate(initial)
             ]
-        left = self.world.conn.client.batch_write_item(RequestItems=requests)["UnprocessedItems"]
-        assert not left, f"the setup's batch was not all processed: {left}"
+        reset_items(self.world.conn.client, tables)
 
     def final_state(self, res: Interleaving) -> tuple[Any, ...]:
         # every item a step may name (keys 0..ITEMS-1 in each table), in one consistent BatchGetItem
@@ -661,15 +659,12 @@ class RegionalWorld:
     def setup(self, program: RegionalProgram) -> Callable[[], None]:
         table, east = self.conns[program.strong].table_name, self.clients[program.strong][REGION_NAMES[0]]
 
-        def reset() -> None:  # one BatchWriteItem: a run's setup is a good part of a small program's calls
-            writes = [
-                {"DeleteRequest": {"Key": _regional_key(item)}}
-                if n is None
-                else {"PutRequest": {"Item": {**_regional_key(item), "n": {"N": str(n)}}}}
-                for item, n in enumerate(program.initial)
+        def reset() -> None:
+            pairs = [
+                (_regional_key(i), None if n is None else {**_regional_key(i), "n": {"N": str(n)}})
+                for i, n in enumerate(program.initial)
             ]
-            left = east.batch_write_item(RequestItems={table: writes})["UnprocessedItems"]
-            assert not left, f"the setup's batch was not all processed: {left}"
+            reset_items(east, {table: pairs})
 
         return reset
 

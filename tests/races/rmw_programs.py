@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 from labkit.races.orders import count_orders
 from labkit.shared.backend import Connection
+from tests.helpers import reset_items
 
 STYLES = ("put", "set", "create", "guarded", "add", "incr")
 #: Styles that read first: two calls (a guarded step more when it retries).
@@ -114,15 +115,12 @@ class Lab:
         return {"pk": {"S": f"ACCT#{i}"}, "sk": {"S": "BALANCE"}}
 
     def setup(self, program: Program) -> Callable[[], None]:
-        def reset() -> None:  # one BatchWriteItem: a run's setup is a good part of a small program's calls
-            writes: list[Any] = [
-                {"DeleteRequest": {"Key": self.key(i)}}
-                if n is None
-                else {"PutRequest": {"Item": {**self.key(i), "n": {"N": str(n)}}}}
-                for i, n in enumerate((*program.initial, None, None)[:2])
+        def reset() -> None:
+            initial = (*program.initial, None, None)[:2]
+            pairs = [
+                (self.key(i), None if n is None else {**self.key(i), "n": {"N": str(n)}}) for i, n in enumerate(initial)
             ]
-            left = self.conn.client.batch_write_item(RequestItems={self.table: writes})["UnprocessedItems"]
-            assert not left, f"the setup's batch was not all processed: {left}"
+            reset_items(self.conn.client, {self.table: pairs})
 
         return reset
 

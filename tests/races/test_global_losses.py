@@ -14,17 +14,30 @@ the request are being modified by a request in another Region.").
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from labkit.embedded import start_endpoint
-from labkit.races import explore
+from labkit.races import Exploration, explore
 from labkit.shared.backend import Connection
 from tests.races.regions import EAST, admins, global_table, no_change_lost, one_owner, reset, sign_ups
 
 Lab = tuple[Connection, dict[str, Any]]
+
+
+def explored(lab: Lab, actors: Callable[..., Any], invariant: Callable[..., Any], **options: Any) -> Exploration:
+    """explore the actors ``actors(clients, table, **options)`` make, each run from ``reset`` in us-east-1,
+    judged by ``invariant(clients, table)``."""
+    conn, clients = lab
+    table = conn.table_name
+    return explore(
+        actors(clients, table, **options),
+        conn=conn,
+        setup=lambda: reset(clients[EAST], table),
+        invariant=invariant(clients, table),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -47,14 +60,7 @@ def mrsc(url: str) -> Iterator[Lab]:
 
 def test_guarded_update__two_regions_mrec__explore_finds_a_change_lost(mrec: Lab) -> None:
     """Two admins, one per region, each version-guarded: both told ok, one change gone (last writer wins)."""
-    conn, clients = mrec
-    table = conn.table_name
-    result = explore(
-        admins(clients, table),
-        conn=conn,
-        setup=lambda: reset(clients[EAST], table),
-        invariant=no_change_lost(clients, table),
-    )
+    result = explored(mrec, admins, no_change_lost)
     assert not result.passed
     assert result.interleaving is not None and result.interleaving.results == {"A": "ok", "B": "ok"}
     assert "a change was lost" in (result.message or "")
@@ -62,42 +68,21 @@ def test_guarded_update__two_regions_mrec__explore_finds_a_change_lost(mrec: Lab
 
 def test_guarded_update__home_region__every_order_keeps_both_changes(mrec: Lab) -> None:
     """Both admins send the settings item's reads and writes to us-east-1: the guard holds in every order."""
-    conn, clients = mrec
-    table = conn.table_name
-    result = explore(
-        admins(clients, table, home=EAST),
-        conn=conn,
-        setup=lambda: reset(clients[EAST], table),
-        invariant=no_change_lost(clients, table),
-    )
+    result = explored(mrec, admins, no_change_lost, home=EAST)
     assert result.passed, result.message
 
 
 @pytest.mark.slow  # 13-28 s; lessons 01/02 Optional I/J run the same MRSC fix in the fast loop
 def test_guarded_update__mrsc__every_order_keeps_every_change_told_ok(mrsc: Lab) -> None:
     """MRSC: the other region's write is refused (condition, or ReplicatedWriteConflictException) and retried."""
-    conn, clients = mrsc
-    table = conn.table_name
-    result = explore(
-        admins(clients, table),
-        conn=conn,
-        setup=lambda: reset(clients[EAST], table),
-        invariant=no_change_lost(clients, table),
-    )
+    result = explored(mrsc, admins, no_change_lost)
     assert result.passed, result.message
 
 
 def test_sign_up__two_regions_mrec__both_transactions_commit(mrec: Lab) -> None:
     """The same email signed up in two regions: both marker transactions commit; one account keeps an email
     whose marker names the other."""
-    conn, clients = mrec
-    table = conn.table_name
-    result = explore(
-        sign_ups(clients, table),
-        conn=conn,
-        setup=lambda: reset(clients[EAST], table),
-        invariant=one_owner(clients, table),
-    )
+    result = explored(mrec, sign_ups, one_owner)
     assert not result.passed
     assert result.interleaving is not None and result.interleaving.results == {"A": "ok", "B": "ok"}
     assert "both hold ann@example.com" in (result.message or "")
@@ -105,26 +90,12 @@ def test_sign_up__two_regions_mrec__both_transactions_commit(mrec: Lab) -> None:
 
 def test_sign_up__home_region__one_account_holds_the_email(mrec: Lab) -> None:
     """Both sign-ups send their transaction to us-east-1: the marker's condition refuses the second."""
-    conn, clients = mrec
-    table = conn.table_name
-    result = explore(
-        sign_ups(clients, table, home=EAST),
-        conn=conn,
-        setup=lambda: reset(clients[EAST], table),
-        invariant=one_owner(clients, table),
-    )
+    result = explored(mrec, sign_ups, one_owner, home=EAST)
     assert result.passed, result.message
 
 
 @pytest.mark.slow  # 13-28 s; lessons 01/02 Optional I/J run the same MRSC fix in the fast loop
 def test_sign_up__mrsc__one_account_holds_the_email(mrsc: Lab) -> None:
     """MRSC: the second region's transaction is refused while the first is in flight, or by the marker after."""
-    conn, clients = mrsc
-    table = conn.table_name
-    result = explore(
-        sign_ups(clients, table),
-        conn=conn,
-        setup=lambda: reset(clients[EAST], table),
-        invariant=one_owner(clients, table),
-    )
+    result = explored(mrsc, sign_ups, one_owner)
     assert result.passed, result.message
