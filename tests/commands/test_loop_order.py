@@ -58,3 +58,13 @@ def test_committed_record__names_the_loop_files_that_exist() -> None:
     assert len(scopes) > 100
     missing = [s for s in scopes if not (root / s.split("::")[0]).is_file()]
     assert not missing, f"stale entries in {loop_order.RECORD.name}; refresh it (tools/loop_order.py): {missing}"
+
+
+def test_loop_process__collector_thresholds_raised_and_the_collected_heap_frozen() -> None:
+    """Decision 232: the root conftest.py sets the loop's collector, and freezes what collection loaded."""
+    import gc
+
+    import conftest
+
+    assert gc.get_threshold() == conftest.GC_THRESHOLDS
+    assert gc.get_freeze_count() > 10_000  # the modules and items collection loaded, at least
