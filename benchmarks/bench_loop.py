@@ -10,12 +10,19 @@ the next. Two references, both measured now:
   README's 150 s target was set. A rough proxy: the floor is one thread's round trip, the loop keeps
   two cores busy.
 
+* ``--against REV --paired``: both checkouts' commands at the same time, each one's CPU seconds (user +
+  system, its processes and everything they started and reaped) and their ratio. Back-to-back runs of
+  one commit differed by 10% here (2026-12-03: 167 s, then 150 s); run side by side, both loops meet
+  the same machine, so the CPU ratio is the change's effect (their wall times, both on shared cores,
+  are printed too and say nothing about the idle loop).
+
 * ``--loaded``: the same command idle, then beside four busy-loop processes per core (``sh -c 'while :;
   do :; done'``, started here and killed by PID however the run ends): issue 42's loaded machine, both
   times side by side with their ratio.
 
     python benchmarks/bench_loop.py                      # python3 bootstrap.py test, in this checkout
     python benchmarks/bench_loop.py --against 826e9e7    # and first in a checkout of that commit
+    python benchmarks/bench_loop.py --against 826e9e7 --paired   # both at once: CPU seconds and their ratio
     python benchmarks/bench_loop.py --loaded             # idle, then beside 4 busy loops per core
 """
 
@@ -29,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -71,15 +79,50 @@ def floor_ms() -> float:
         return 1000 * statistics.median(latencies(canned.url, "bench", CALLS))
 
 
+def _command(checkout: Path, slow: bool) -> list[str]:
+    return [sys.executable, str(checkout / "bootstrap.py"), "test", *(["--slow"] if slow else []), "-q"]
+
+
 def loop_seconds(checkout: Path, slow: bool, env: dict[str, str] | None = None) -> tuple[float, str]:
     """pytest's own figure for ``bootstrap.py test`` in ``checkout`` (its summary line), and that line."""
-    command = [sys.executable, str(checkout / "bootstrap.py"), "test", *(["--slow"] if slow else []), "-q"]
-    out = subprocess.run(command, cwd=checkout, capture_output=True, text=True, env=env)
+    out = subprocess.run(_command(checkout, slow), cwd=checkout, capture_output=True, text=True, env=env)
     line = next((x for x in reversed(out.stdout.splitlines()) if re.search(r" in [\d.]+s", x)), "")
     found = re.search(r" in ([\d.]+)s", line)
     if out.returncode != 0 or found is None:
         sys.exit(f"bench_loop: the test command failed (exit {out.returncode}): {line or out.stderr[-2000:]}")
     return float(found.group(1)), line.strip("= ")
+
+
+def paired(checkouts: dict[str, tuple[Path, dict[str, str] | None]], slow: bool) -> dict[str, tuple[float, float]]:
+    """Each checkout's test command, all started at once: {name: (CPU seconds, wall seconds)}.
+
+    The CPU is what ``wait4`` reports for the command: its own and that of every process it reaped
+    (bootstrap's pytest, the xdist workers, the notebooks' kernels), user and system."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="labkit-bench-paired-") as tmp:
+        logs = {name: open(Path(tmp) / f"{index}.log", "w+b") for index, name in enumerate(checkouts)}  # noqa: SIM115
+        try:
+            pids = {
+                subprocess.Popen(
+                    _command(checkout, slow), cwd=checkout, env=env, stdout=logs[name], stderr=subprocess.STDOUT
+                ).pid: name
+                for name, (checkout, env) in checkouts.items()
+            }
+            result: dict[str, tuple[float, float]] = {}
+            while pids:
+                pid, status, usage = os.wait4(-1, 0)
+                name = pids.pop(pid, None)
+                if name is None:
+                    continue
+                if os.waitstatus_to_exitcode(status) != 0:
+                    logs[name].seek(0)
+                    tail = logs[name].read().decode(errors="replace")[-2000:]
+                    sys.exit(f"bench_loop: the test command in {name} failed: {tail}")
+                result[name] = (usage.ru_utime + usage.ru_stime, time.monotonic() - started)
+        finally:
+            for log in logs.values():
+                log.close()
+    return result
 
 
 def loaded(slow: bool) -> None:
@@ -99,6 +142,11 @@ def main() -> None:
     parser.add_argument("--slow", action="store_true", help="time `bootstrap.py test --slow` instead")
     parser.add_argument("--against", metavar="REV", help="first time the command in a checkout of REV")
     parser.add_argument(
+        "--paired",
+        action="store_true",
+        help="with --against: run both commands at the same time and compare their CPU seconds",
+    )
+    parser.add_argument(
         "--loaded",
         action="store_true",
         help=f"time the command idle, then beside {BUSY_PER_CORE} busy-loop processes per core; print both",
@@ -106,6 +154,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.loaded and args.against:
         parser.error("--loaded and --against are two separate runs; give one")
+    if args.paired and not args.against:
+        parser.error("--paired compares with --against REV; give both")
     if args.loaded:
         loaded(args.slow)
         return
@@ -118,6 +168,13 @@ def main() -> None:
             env = {**os.environ, "LABKIT_VENV": str(old / ".venv")}
             bootstrap = [sys.executable, str(old / "bootstrap.py"), "doctor"]
             subprocess.run(bootstrap, cwd=old, env=env, check=True, capture_output=True)  # the install, untimed
+        if args.paired:
+            cpu = paired({args.against: (old, env), "here": (ROOT, None)}, args.slow)
+            for name, (seconds, wall) in cpu.items():
+                where = "here" if name == "here" else f"at {name}"
+                print(f"test command {where}: {seconds:.0f} s of CPU, {wall:.0f} s wall")
+            print(f"CPU here / {args.against}: {cpu['here'][0] / cpu[args.against][0]:.2f}x (both run at once)")
+            return
         before = floor_ms()
         if args.against:
             reference = loop_seconds(old, args.slow, env)
