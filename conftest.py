@@ -58,14 +58,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-#: The loop's garbage collector (decision 232): a young generation of 50,000 objects instead of 700, and
-#: the middle one collected every 20 young collections instead of 10, so that a run's short-lived cycles
-#: (botocore requests, explore's runs) die young instead of reaching the old generation.
-GC_THRESHOLDS = (50_000, 20, 20)
-
-
 def pytest_configure(config: pytest.Config) -> None:
-    gc.set_threshold(*GC_THRESHOLDS)
+    gc.set_threshold(*loop_order.GC_THRESHOLDS)
     if hasattr(config.option, "loadscopereorder") and loop_order.RECORD.exists():
         config.option.loadscopereorder = False  # xdist hands scopes out in collection order: ours, below
     if config.getoption("write_scope_seconds") and not hasattr(config, "workerinput"):

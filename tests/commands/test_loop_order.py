@@ -64,7 +64,5 @@ def test_loop_process__collector_thresholds_raised_and_the_collected_heap_frozen
     """Decision 232: the root conftest.py sets the loop's collector, and freezes what collection loaded."""
     import gc
 
-    import conftest
-
-    assert gc.get_threshold() == conftest.GC_THRESHOLDS
+    assert gc.get_threshold() == loop_order.GC_THRESHOLDS
     assert gc.get_freeze_count() > 10_000  # the modules and items collection loaded, at least
