@@ -7,6 +7,7 @@ import socket
 import pytest
 
 import labkit
+from labkit.shared import constants as C
 from labkit.shared.backend import Connection
 
 
@@ -136,8 +137,8 @@ def test_new_client__throttled_every_time__3_attempts_1_call_and_2_retries() -> 
 
 
 def test_new_session__every_connection__one_shared_loader_read_once_and_search_paths_kept_once() -> None:
-    """Each Connection has a boto3 session of its own, all on one botocore data loader: a second
-    connection's first client reads no JSON file again, and boto3's data folder is on the path once."""
+    """Every session labkit makes is on one botocore data loader: a second connection's first client
+    reads no JSON file again, and boto3's data folder is on the path once."""
     from botocore.loaders import JSONFileLoader
 
     from labkit.shared.backend import new_session
@@ -156,8 +157,27 @@ def test_new_session__every_connection__one_shared_loader_read_once_and_search_p
         second = Connection("embedded", "http://127.0.0.1:9", "eu-west-1")
         second.new_client()
     assert reads == []  # served from the shared loader's cache
-    assert second._session is not first._session
-    loaders = {id(s._session.get_component("data_loader")) for s in (first._session, second._session, new_session())}
+    aws = Connection("aws", None, "eu-west-1")
+    sessions = (first._session, second._session, aws._session, new_session())
+    loaders = {id(s._session.get_component("data_loader")) for s in sessions if s is not None}
     assert len(loaders) == 1
     paths = new_session()._session.get_component("data_loader").search_paths
     assert len(paths) == len(set(paths))
+
+
+def test_connection__local_backends_share_one_session__aws_a_session_each() -> None:
+    """Decision 233: a local endpoint's clients get labkit's keys, region and config explicitly, so one
+    session serves every local connection; each AWS connection resolves its own credential chain."""
+    from labkit.shared.backend import local_session
+
+    local = [
+        Connection(backend, "http://127.0.0.1:9", region)
+        for backend, region in (("embedded", "us-east-1"), ("local", "eu-west-1"), ("endpoint", "us-west-2"))
+    ]
+    assert all(conn._session is local_session() for conn in local)
+    first, second = Connection("aws", None, "eu-west-1"), Connection("aws", None, "eu-west-1")
+    assert first._session is not second._session and first._session is not local_session()
+    clients = [conn.new_client() for conn in local]
+    assert [c.meta.region_name for c in clients] == ["us-east-1", "eu-west-1", "us-west-2"]
+    keys = {c._request_signer._credentials.access_key for c in clients}  # type: ignore[attr-defined]
+    assert keys == {C.LOCAL_ACCESS_KEY}
