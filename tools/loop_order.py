@@ -12,6 +12,9 @@ Refresh the record after adding or changing long tests::
     python3 bootstrap.py test --write-scope-seconds
 
 A scope the record does not know is costed at the record's median seconds per test times its tests.
+
+The loop's other process setting lives here too, beside its order: the garbage collector's thresholds
+the root conftest.py sets (:data:`GC_THRESHOLDS`, decision 232).
 """
 
 from __future__ import annotations
