@@ -68,7 +68,9 @@ def ensure_table(conn: Connection, name: str | None = None, *, wait: bool = True
     if status is None:
         try:
             with map_errors(Op.CREATE_TABLE, name):
-                conn.client.create_table(**table_spec(name))
+                created = conn.client.create_table(**table_spec(name))
+            # AWS answers CREATING (then we wait); a local endpoint's table is ACTIVE at once: no DescribeTable
+            status = str(created.get("TableDescription", {}).get("TableStatus") or "") or None
         except LabkitError as exc:
             if error_code(exc) != "ResourceInUseException":
                 raise  # someone else creating it at the same moment is fine
@@ -144,11 +146,18 @@ def reset_table(conn: Connection, name: str | None = None) -> int:
 def delete_table(conn: Connection, name: str | None = None) -> bool:
     """Delete the lab table if labkit created it. Returns False when it did not exist."""
     name = name or conn.table_name
-    if not table_exists(conn, name):
-        return False
-    _check_owned(conn, name)
-    with map_errors(Op.DELETE_TABLE, name):
-        conn.client.delete_table(TableName=name)
+    _check_name(name)
+    if conn.backend == "aws":  # labkit's tag is read first (DescribeTable, then ListTagsOfResource)
+        if not table_exists(conn, name):
+            return False
+        _check_owned(conn, name)
+    try:
+        with map_errors(Op.DELETE_TABLE, name):
+            conn.client.delete_table(TableName=name)
+    except TableError as exc:  # a local endpoint: no DescribeTable first, its "not found" says it
+        if exc.__cause__ is not None and error_code(exc.__cause__) == "ResourceNotFoundException":
+            return False
+        raise
     _wait(conn, "table_not_exists", name)
     return True
 

@@ -104,3 +104,42 @@ def test_scan_items__empty_table__has_pk_and_sk_columns(tconn: Connection) -> No
     """An empty table scans to an empty frame that still has PK and SK columns."""
     df = scan_items(tconn)
     assert df.empty and list(df.columns) == ["PK", "SK"]
+
+
+def _operations(conn: Connection) -> list[str]:
+    """The operation names ``conn``'s client sends from now on (botocore's before-call event)."""
+    sent: list[str] = []
+    conn.client.meta.events.register("before-call.dynamodb", lambda model, **_: sent.append(model.name))
+    return sent
+
+
+def test_ensure_and_delete_table__local_endpoint__no_describe_the_answers_already_gave(conn: Connection) -> None:
+    """A local endpoint's CreateTable answers ACTIVE, so no waiter's DescribeTable follows it; DeleteTable
+    is sent without asking first (its ResourceNotFoundException says there was nothing to delete)."""
+    name = f"labkit-t-{uuid.uuid4().hex[:8]}"
+    private = Connection(conn.backend, conn.endpoint_url, conn.region, name)
+    sent = _operations(private)
+    labkit.ensure_table(private, name)
+    assert sent == ["DescribeTable", "CreateTable"]
+    sent.clear()
+    assert labkit.delete_table(private, name) is True
+    assert sent == ["DeleteTable", "DescribeTable"]  # the waiter's one look: gone
+    sent.clear()
+    assert labkit.delete_table(private, name) is False
+    assert sent == ["DeleteTable"]
+
+
+def test_ensure_table__create_answers_creating__waits_until_active(conn: Connection) -> None:
+    """AWS answers CreateTable with TableStatus CREATING: ensure_table then waits (DescribeTable) until ACTIVE."""
+    from botocore.stub import Stubber
+
+    name = f"labkit-t-{uuid.uuid4().hex[:8]}"
+    private = Connection(conn.backend, conn.endpoint_url, conn.region, name)
+    missing = {"service_error_code": "ResourceNotFoundException", "service_message": "Requested resource not found"}
+    description = {"TableName": name, "TableStatus": "CREATING"}
+    with Stubber(private.client) as stub:
+        stub.add_client_error("describe_table", **missing)
+        stub.add_response("create_table", {"TableDescription": description})
+        stub.add_response("describe_table", {"Table": {**description, "TableStatus": "ACTIVE"}})
+        assert labkit.ensure_table(private, name) == name
+        stub.assert_no_pending_responses()
