@@ -135,10 +135,13 @@ def test_ensure_table__create_answers_creating__waits_until_active(conn: Connect
 
     name = f"labkit-t-{uuid.uuid4().hex[:8]}"
     private = Connection(conn.backend, conn.endpoint_url, conn.region, name)
-    missing = {"service_error_code": "ResourceNotFoundException", "service_message": "Requested resource not found"}
     description = {"TableName": name, "TableStatus": "CREATING"}
     with Stubber(private.client) as stub:
-        stub.add_client_error("describe_table", **missing)
+        stub.add_client_error(
+            "describe_table",
+            service_error_code="ResourceNotFoundException",
+            service_message="Requested resource not found",
+        )
         stub.add_response("create_table", {"TableDescription": description})
         stub.add_response("describe_table", {"Table": {**description, "TableStatus": "ACTIVE"}})
         assert labkit.ensure_table(private, name) == name
