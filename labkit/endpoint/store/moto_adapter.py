@@ -3,9 +3,9 @@
 moto's DynamoDB code changes in patch releases (its request layer moved in 5.2.0,
 ``transact_write_items`` was rewritten in 5.1.16), and the engine relies on more than moto's public
 ``mock_aws``: it subclasses moto's handlers and backends, reads moto's tables and items, and
-patches five things. :data:`INTERNALS` names each such internal and what the engine relies on;
+patches six things. :data:`INTERNALS` names each such internal and what the engine relies on;
 :func:`prepare` checks each is there (else one :class:`~labkit.shared.errors.ConfigurationError` naming
-what is missing and what to install) and makes the five changes, once per process; moto's IAM, which
+what is missing and what to install) and makes the six changes, once per process; moto's IAM, which
 the engine reads only once something else has imported it (:func:`get_account_id_from`), is checked
 if loaded.
 ``tests/endpoint/store/test_moto_contract.py`` exercises every entry against the installed moto,
@@ -15,13 +15,15 @@ The changes: moto's registry of every model instance (the leak: 3 items per Upda
 is off for DynamoDB's models; moto's 405,000-byte item cap is lifted (the engine checks DynamoDB's
 409,600); TransactGetItems takes 100; ``+`` and ``-`` on numbers are exact (:mod:`labkit.shared.numbers`);
 moto's float-based number range check is off (:mod:`labkit.endpoint.values` checks DynamoDB's
-range exactly).
+range exactly); an UpdateExpression's text is parsed once and its tree kept (:func:`_parsed_once`,
+decision 235).
 
 This is the only module of labkit that imports moto (``tests/architecture/test_endpoint_layout.py``).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 from collections.abc import Callable
@@ -47,6 +49,7 @@ try:
     from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
     from moto.dynamodb.models.table import StreamRecord, StreamShard, Table
     from moto.dynamodb.models.utilities import dynamo_to_dict
+    from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]  # as moto
     from moto.dynamodb.responses import DynamoHandler
     from moto.dynamodbstreams.models import DynamoDBStreamsBackend
     from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
@@ -86,6 +89,7 @@ _T = "moto.dynamodb.models.table.Table"
 _B = "moto.dynamodb.models.DynamoDBBackend"
 _H = "moto.dynamodb.responses.DynamoHandler"
 _IAM = "moto.iam.models"
+_P = "moto.dynamodb.parsing.expressions.UpdateExpressionParser.make"
 
 #: Every moto internal the engine touches (beyond ``import moto``), by dotted name.
 INTERNALS: tuple[Internal, ...] = (
@@ -99,6 +103,7 @@ INTERNALS: tuple[Internal, ...] = (
     _at(Item, "is_within_segment", "moto.dynamodb.models.dynamo_type.Item.is_within_segment", "parallel scans"),
     _at(dynamo_to_dict, "__call__", "moto.dynamodb.models.utilities.dynamo_to_dict", "a moto item as plain JSON"),
     _at(Table, "_validate_number_type", f"{_T}._validate_number_type", "patched off: values.py checks exactly"),
+    _at(UpdateExpressionParser, "make", _P, "patched: parsed once per text; every user reads it or copies it first"),
     _at(Table, "get_item", f"{_T}.items", "items by hash key, then range key: read, restored, indexed"),
     _at(Table, "_get_last_evaluated_key", f"{_T}._get_last_evaluated_key", "a Query's or Scan's LastEvaluatedKey"),
     _at(Table, "get_index", f"{_T}.get_index", "an index's projection of an item (index.project)"),
@@ -157,7 +162,20 @@ def prepare() -> None:
     DynamoType.__add__ = _arithmetic(DynamoType.__add__, numbers.add)  # type: ignore[method-assign]
     DynamoType.__sub__ = _arithmetic(DynamoType.__sub__, numbers.subtract)  # type: ignore[method-assign]
     Table._validate_number_type = _unchecked  # type: ignore[method-assign]  # float-based; values.py is exact
+    UpdateExpressionParser.make = _parsed_once(UpdateExpressionParser.make)
     _prepared = True
+
+
+#: UpdateExpression texts whose parsed trees are kept (a program uses a handful; a fuzzer many).
+PARSED_KEPT = 1024
+
+
+def _parsed_once(make: Callable[[str], Any]) -> Any:
+    """moto's ``UpdateExpressionParser.make``, its tree kept per expression text (a refused text is not kept:
+    it raises each time). moto parses an UpdateItem's expression twice (the handler, then the backend) and
+    each tree is cyclic garbage; the tree is shared safely because every user of it only reads it
+    (``find_clauses``) or deep-copies it first (moto's ``Validator``, which then changes its copy)."""
+    return staticmethod(functools.lru_cache(maxsize=PARSED_KEPT)(make))
 
 
 def _arithmetic(moto_operator: Any, exact: Callable[[str, str], str]) -> Any:

@@ -81,6 +81,21 @@ def _dynamo_type_add() -> None:
     assert (adapter.DynamoType({"N": "1E+2"}) - adapter.DynamoType({"N": "1"})).value == "99"
 
 
+def _update_expression_parser() -> None:
+    make = adapter.UpdateExpressionParser.make
+    tree = make("SET n = n + :one REMOVE gone")
+    assert make("SET n = n + :one REMOVE gone") is tree  # kept (decision 235)
+    nodes, names = [tree], []
+    while nodes:
+        node = nodes.pop()
+        names.append(type(node).__name__)
+        nodes.extend(getattr(node, "children", None) or [])
+    assert {"UpdateExpressionSetClause", "UpdateExpressionRemoveClause"} <= set(names)
+    for _ in range(2):  # a refused text is not kept: moto's error each time
+        with pytest.raises(Exception, match="Invalid UpdateExpression"):
+            make("SET = :v")
+
+
 def _dynamo_type() -> None:
     value = adapter.DynamoType({"N": "10"})
     assert (value.type, value.value) == ("N", "10")
@@ -326,6 +341,7 @@ EXERCISES: dict[str, Callable[[], None]] = {
     "moto.dynamodb.responses.TRANSACTION_MAX_ITEMS": _transaction_max_items,
     "moto.dynamodb.models.dynamo_type.DynamoType.__add__": _dynamo_type_add,
     "moto.dynamodb.models.dynamo_type.DynamoType": _dynamo_type,
+    "moto.dynamodb.parsing.expressions.UpdateExpressionParser.make": _update_expression_parser,
     "moto.dynamodb.models.dynamo_type.Item": _item,
     "moto.dynamodb.models.dynamo_type.Item.is_within_segment": _is_within_segment,
     "moto.dynamodb.models.utilities.dynamo_to_dict": _dynamo_to_dict,
