@@ -1,5 +1,6 @@
-"""Tables and items for the engine's tests: a table factory (``make_table``), a GSI added by UpdateTable, a lab
-table's key, every item of a table (sorted), how many items a lab table holds, and one write to a hot key."""
+"""Tables and items for the engine's tests: a table factory (``make_table``), the CreateTable request of an
+on-demand table with one hash key (``hash_table``), a GSI added by UpdateTable, a lab table's key, every
+item of a table (sorted), how many items a lab table holds, and one write to a hot key."""
 
 from __future__ import annotations
 
@@ -17,6 +18,16 @@ from tests.endpoint.clients import error_code
 def key(pk: str, sk: str = "A") -> dict[str, Any]:
     """A lab table's key."""
     return {"PK": {"S": pk}, "SK": {"S": sk}}
+
+
+def hash_table(name: str, key_name: str = "PK") -> dict[str, Any]:
+    """The CreateTable request of an on-demand table keyed by one string attribute (for a raw request)."""
+    return {
+        "TableName": name,
+        "KeySchema": [{"AttributeName": key_name, "KeyType": "HASH"}],
+        "AttributeDefinitions": [{"AttributeName": key_name, "AttributeType": "S"}],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
 
 
 def make_table(

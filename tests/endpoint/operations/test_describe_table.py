@@ -20,6 +20,7 @@ from labkit.endpoint import DynamoEngine
 from labkit.endpoint.operations.describe_table import KEPT
 from labkit.endpoint.wire.decode import decode
 from tests.endpoint.clients import engine_headers
+from tests.endpoint.tables import hash_table
 
 ENGINE = DynamoEngine()
 
@@ -31,12 +32,7 @@ GSI = {
 
 
 def _create(name: str) -> dict[str, Any]:
-    return {
-        "TableName": name,
-        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
-        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
-        "BillingMode": "PAY_PER_REQUEST",
-    }
+    return hash_table(name, "pk")
 
 
 def _changes(name: str, arn: str, n: int) -> dict[str, tuple[str, dict[str, Any]]]:

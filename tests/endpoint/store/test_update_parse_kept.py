@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from labkit.endpoint import DynamoEngine
 from labkit.endpoint.store import moto_adapter as _adapter
 from tests.endpoint.clients import engine_headers
+from tests.endpoint.tables import hash_table
 
 adapter: Any = _adapter  # the test reads what the module keeps to itself
 TABLE = "labkit-kept-parse"
@@ -81,13 +82,7 @@ def _moto_parses_afresh() -> Iterator[None]:
 
 def _engine() -> DynamoEngine:
     engine = DynamoEngine()
-    spec = {
-        "TableName": TABLE,
-        "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}],
-        "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"}],
-        "BillingMode": "PAY_PER_REQUEST",
-    }
-    assert engine.handle(engine_headers("CreateTable"), json.dumps(spec).encode())[0] == 200
+    assert engine.handle(engine_headers("CreateTable"), json.dumps(hash_table(TABLE)).encode())[0] == 200
     return engine
 
 

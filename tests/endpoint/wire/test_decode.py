@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping
-from typing import Any
 
 import pytest
 
 from labkit.embedded import start_endpoint
 from labkit.endpoint import DynamoEngine, EmbeddedEndpoint, Rejection, RequestInfo
 from tests.endpoint.clients import code_of, post
+from tests.endpoint.tables import hash_table
 
 TARGET = "DynamoDB_20120810.ListTables"
 BUG_TABLE = f"labkit-bug-{uuid.uuid4().hex[:8]}"
@@ -88,19 +88,10 @@ class _Broken:
 def test_engine_bug__500_internal_server_error_and_traceback_on_stderr(capfd: pytest.CaptureFixture[str]) -> None:
     engine = DynamoEngine(hooks=[_Broken()])
     with start_endpoint(engine=engine) as ep:
-        post(ep.url, "DynamoDB_20120810.CreateTable", json.dumps(_table(BUG_TABLE)).encode())
+        post(ep.url, "DynamoDB_20120810.CreateTable", json.dumps(hash_table(BUG_TABLE)).encode())
         body = json.dumps({"TableName": BUG_TABLE, "Key": {"PK": {"S": "a"}}}).encode()
         status, payload = post(ep.url, "DynamoDB_20120810.GetItem", body)
     err = capfd.readouterr().err
     assert (status, code_of(payload)) == (500, "InternalServerError")
     assert "Traceback (most recent call last)" in err
     assert "RuntimeError: hook bug for the test" in err
-
-
-def _table(name: str) -> dict[str, Any]:
-    return {
-        "TableName": name,
-        "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"}],
-        "AttributeDefinitions": [{"AttributeName": "PK", "AttributeType": "S"}],
-        "BillingMode": "PAY_PER_REQUEST",
-    }
