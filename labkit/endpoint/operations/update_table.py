@@ -279,6 +279,23 @@ def _check_strong(
 
 
 def _answer(store: MotoStore, request: Request) -> Response | None:
+    found = _answered(store, request)
+    spec = request.params.get("StreamSpecification")
+    if isinstance(spec, Mapping) and spec.get("StreamEnabled") is False:
+        found = found if found is not None else store.dispatch(request)
+        _stream_closed(store, request)
+    return found
+
+
+def _stream_closed(store: MotoStore, request: Request) -> None:
+    """A stream disabled: no record is added after it. moto keeps the stream's shard, whose next record then
+    fails (KeyError 'StreamViewType': every later write to the table answered with a 500), so it is let go."""
+    table = store.table_object(request.account, request.region, str(request.params.get("TableName")))
+    if table is not None and not (getattr(table, "stream_specification", None) or {}).get("StreamEnabled"):
+        table.stream_shard = None
+
+
+def _answered(store: MotoStore, request: Request) -> Response | None:
     if any(request.params.get(name) is not None for name in GLOBAL):
         return _global(store, request)
     account, region, table = request.account, request.region, request.params["TableName"]

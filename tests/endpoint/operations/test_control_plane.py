@@ -272,3 +272,21 @@ def test_item_collection_metrics__size_on_a_table_with_an_lsi(client: Any) -> No
     assert batch["ItemCollectionMetrics"] == {
         "labkit-icm": [{"ItemCollectionKey": {"pk": {"S": "p"}}, "SizeEstimateRangeGB": [0.0, 1.0]}]
     }
+
+
+def test_update_table__stream_disabled__later_writes_succeed_and_add_no_record(endpoint: EmbeddedEndpoint) -> None:
+    """UpdateTable's StreamSpecification: "StreamEnabled - Indicates whether DynamoDB Streams is enabled (true)
+    or disabled (false) on the table"; a disabled stream takes no more records. moto kept the shard and
+    failed every later write (KeyError 'StreamViewType': a 500); now the write succeeds and adds nothing."""
+    client = raw_client(endpoint.url)
+    name = f"labkit-streams-{uuid.uuid4().hex[:8]}"
+    _create(client, name)
+    on = {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}
+    arn = client.update_table(TableName=name, StreamSpecification=on)["TableDescription"]["LatestStreamArn"]
+    client.put_item(TableName=name, Item={"pk": {"S": "before"}})
+    client.update_table(TableName=name, StreamSpecification={"StreamEnabled": False})
+    client.put_item(TableName=name, Item={"pk": {"S": "after"}})
+    client.delete_item(TableName=name, Key={"pk": {"S": "before"}})
+    assert client.get_item(TableName=name, Key={"pk": {"S": "after"}})["Item"] == {"pk": {"S": "after"}}
+    assert client.describe_table(TableName=name)["Table"].get("StreamSpecification") is None
+    assert arn.startswith(client.describe_table(TableName=name)["Table"]["TableArn"] + "/stream/")

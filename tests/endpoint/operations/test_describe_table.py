@@ -13,7 +13,7 @@ import json
 import uuid
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labkit.endpoint import DynamoEngine
@@ -21,6 +21,7 @@ from labkit.endpoint.operations.describe_table import KEPT
 from labkit.endpoint.wire.decode import decode
 from tests.endpoint.clients import engine_headers
 from tests.endpoint.tables import hash_table
+from tests.helpers import derandomized
 
 ENGINE = DynamoEngine()
 
@@ -94,7 +95,7 @@ def _unkept(name: str) -> tuple[int, Any]:
     return status, json.loads(out or b"{}")
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(derandomized("LABKIT_DESCRIBE_EXAMPLES", 40))
 @given(steps=st.lists(st.sampled_from(sorted(_changes("", "", 0))), min_size=1, max_size=14))
 def test_describe_table__after_each_generated_change__kept_answer_equals_motos_own(steps: list[str]) -> None:
     name = f"labkit-dt-{uuid.uuid4().hex[:8]}"

@@ -15,13 +15,14 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labkit.endpoint import DynamoEngine
 from labkit.endpoint.store import moto_adapter as _adapter
 from tests.endpoint.clients import engine_headers
 from tests.endpoint.tables import hash_table
+from tests.helpers import derandomized
 
 adapter: Any = _adapter  # the test reads what the module keeps to itself
 TABLE = "labkit-kept-parse"
@@ -95,7 +96,7 @@ def _items(engine: DynamoEngine) -> Any:
     return _send(engine, "Scan", {"TableName": TABLE, "ConsistentRead": True})
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(derandomized("LABKIT_KEPT_PARSE_EXAMPLES", 25))
 @given(
     steps=st.lists(
         st.tuples(expressions, st.sampled_from(["a", "b"]), st.sampled_from(["UpdateItem", "TransactWriteItems"])),
