@@ -48,8 +48,9 @@ class _App:
         chunks = []
         size = 0
         while True:
-            try:
-                message = await asyncio.wait_for(receive(), self.body_timeout)
+            try:  # a deadline on this task: wait_for made a task per read (most bodies arrive in the first)
+                async with asyncio.timeout(self.body_timeout):
+                    message = await receive()
             except TimeoutError:
                 return error_response(
                     "RequestTimeout",
