@@ -291,7 +291,7 @@ def _stream_closed(store: MotoStore, request: Request) -> None:
     """A stream disabled: no record is added after it. moto keeps the stream's shard, whose next record then
     fails (KeyError 'StreamViewType': every later write to the table answered with a 500), so it is let go."""
     table = store.table_object(request.account, request.region, str(request.params.get("TableName")))
-    if table is not None and not (getattr(table, "stream_specification", None) or {}).get("StreamEnabled"):
+    if table is not None and not (table.stream_specification or {}).get("StreamEnabled"):
         table.stream_shard = None
 
 
