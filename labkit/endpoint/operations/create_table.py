@@ -92,6 +92,27 @@ def check_billing(mode: str, throughput: Any, current: str | None = None) -> Non
         )
 
 
+#: DynamoDB's answers to a StreamSpecification that does not fit the request or the table (recorded on
+#: DynamoDB: "UpdateViewType" is its word); UpdateTable's, and
+#: CreateTable's too (its own words for these two are not recorded: decision 238).
+STREAM_VIEW_REQUIRED = (
+    "One or more parameter values were invalid: If stream is being enabled then UpdateViewType is required"
+)
+STREAM_VIEW_FORBIDDEN = (
+    "One or more parameter values were invalid: If stream is being disabled, then UpdateViewType must not be specified"
+)
+
+
+def check_stream_request(spec: Any) -> None:
+    """A StreamSpecification that enables a stream names its view type; one that disables it names none."""
+    if not isinstance(spec, Mapping):
+        return
+    if spec.get("StreamEnabled") is True and spec.get("StreamViewType") is None:
+        raise invalid(STREAM_VIEW_REQUIRED)
+    if spec.get("StreamEnabled") is False and spec.get("StreamViewType") is not None:
+        raise invalid(STREAM_VIEW_FORBIDDEN)
+
+
 def _check_rules(params: Mapping[str, Any]) -> None:
     """CreateTable's rules that moto does not check (or words differently)."""
     defined = _names(params["AttributeDefinitions"])
@@ -100,6 +121,7 @@ def _check_rules(params: Mapping[str, Any]) -> None:
         raise invalid(f"Attribute Name is duplicated: {twice}")
     _check_key_schema(params["KeySchema"], defined)
     check_billing(str(params.get("BillingMode") or "PROVISIONED"), params.get("ProvisionedThroughput"))
+    check_stream_request(params.get("StreamSpecification"))
     seen: set[str] = set()
     _check_local_indexes(params, defined, seen)
     for index in params.get("GlobalSecondaryIndexes") or ():
@@ -126,4 +148,4 @@ def _answer(store: MotoStore, request: Request) -> Response | None:
 
 STEPS = Steps(check=_check, answer=_answer)
 
-__all__ = ["MAX_LOCAL_INDEXES", "STEPS", "check_billing"]
+__all__ = ["MAX_LOCAL_INDEXES", "STEPS", "check_billing", "check_stream_request"]

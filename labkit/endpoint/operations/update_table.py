@@ -25,7 +25,7 @@ from ..store.restore import definition
 from ..wire.decode import Request
 from ..wire.encode import response
 from . import Steps
-from .create_table import check_billing
+from .create_table import check_billing, check_stream_request
 
 if TYPE_CHECKING:
     from ..store.moto_store import MotoStore
@@ -278,12 +278,54 @@ def _check_strong(
         )
 
 
+def _reenabled(store: MotoStore, request: Request) -> Any:
+    """UpdateTable's StreamSpecification against the table's stream; moto's table if the request enables a
+    stream on a table whose stream was disabled, else None.
+
+    Developer Guide, "Change data capture for DynamoDB Streams": "You receive a ValidationException if you try
+    to enable a stream on a table that already has a stream, or if you try to disable a stream on a table that
+    doesn't have a stream", and "If you disable and then re-enable a stream on the table, a new stream is
+    created with a different stream descriptor" (moto refuses any second stream: "Cannot enable stream")."""
+    spec = request.params.get("StreamSpecification")
+    check_stream_request(spec)
+    if not isinstance(spec, Mapping) or spec.get("StreamEnabled") not in (True, False):
+        return None
+    name = str(request.params.get("TableName"))
+    table = store.table_object(request.account, request.region, name)
+    if table is None:
+        return None  # moto answers ResourceNotFoundException
+    enabled = bool((table.stream_specification or {}).get("StreamEnabled"))
+    if spec["StreamEnabled"] and enabled:
+        raise invalid(f"Table already has an enabled stream: TableName: {name}")
+    if not spec["StreamEnabled"] and not enabled:
+        raise invalid(f"Table has no stream to disable: TableName: {name}")
+    return table if spec["StreamEnabled"] and table.latest_stream_label else None
+
+
 def _answer(store: MotoStore, request: Request) -> Response | None:
+    table = _reenabled(store, request)
+    if table is not None:
+        return _new_stream(store, request, table)
     found = _answered(store, request)
     spec = request.params.get("StreamSpecification")
     if isinstance(spec, Mapping) and spec.get("StreamEnabled") is False:
         found = found if found is not None else store.dispatch(request)
         _stream_closed(store, request)
+    return found
+
+
+def _new_stream(store: MotoStore, request: Request, table: Any) -> Response:
+    """The request applied with moto's record of the old stream set aside, so that moto makes a new one (a new
+    label, so a new LatestStreamArn); a request refused for another reason leaves the old one in place."""
+    label, table.latest_stream_label = table.latest_stream_label, None
+    try:
+        found = _answered(store, request)
+        found = found if found is not None else store.dispatch(request)
+    except BaseException:
+        table.latest_stream_label = label
+        raise
+    if found[0] != 200:
+        table.latest_stream_label = label
     return found
 
 

@@ -110,6 +110,13 @@ INTERNALS: tuple[Internal, ...] = (
     _at(Table, "describe", f"{_T} attributes", "attr, schema, indexes, tags, throughput, billing_mode, table_arn"),
     _at(Table, "delete_item", f"{_T}.delete_item", "a TTL deletion: the item removed, a REMOVE stream record added"),
     _at(StreamShard, "add", "moto.dynamodb.models.table.StreamShard", "table.stream_shard.items: a TTL record stamped"),
+    _at(
+        Table,
+        "set_stream_specification",
+        f"{_T}.set_stream_specification",
+        "stream_specification, latest_stream_label, stream_shard: UpdateTable's stream rules, a new stream when "
+        "re-enabled, the shard let go when disabled",
+    ),
     _at(StreamRecord, "__init__", "moto.dynamodb.models.table.StreamRecord", ".record: the record's JSON"),
     _at(DynamoDBBackend, "get_keys_value", f"{_B}", "made per account and region; tables, get_table, get_keys_value"),
     _at(DynamoDBBackend, "update_item", f"{_B}.update_item", "called by keyword (atomic.py, transactions)"),

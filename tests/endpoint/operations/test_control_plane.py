@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from labkit.endpoint import EmbeddedEndpoint
-from tests.endpoint.clients import raw_client, refused
+from tests.endpoint.clients import raw_client, refused, streams_client
 
 HASH = [{"AttributeName": "pk", "KeyType": "HASH"}]
 HASH_RANGE = [*HASH, {"AttributeName": "sk", "KeyType": "RANGE"}]
@@ -290,3 +290,123 @@ def test_update_table__stream_disabled__later_writes_succeed_and_add_no_record(e
     assert client.get_item(TableName=name, Key={"pk": {"S": "after"}})["Item"] == {"pk": {"S": "after"}}
     assert client.describe_table(TableName=name)["Table"].get("StreamSpecification") is None
     assert arn.startswith(client.describe_table(TableName=name)["Table"]["TableArn"] + "/stream/")
+
+
+#: Developer Guide, "Change data capture for DynamoDB Streams", and the messages DynamoDB answers (recorded:
+#: "UpdateViewType" is its word).
+ENABLED = "Table already has an enabled stream: TableName: {}"
+NONE_TO_DISABLE = "Table has no stream to disable: TableName: {}"
+VIEW_REQUIRED = "One or more parameter values were invalid: If stream is being enabled then UpdateViewType is required"
+VIEW_FORBIDDEN = (
+    "One or more parameter values were invalid: If stream is being disabled, then UpdateViewType must not be specified"
+)
+
+
+def _stream_table(client: Any) -> str:
+    name = f"labkit-streams-{uuid.uuid4().hex[:8]}"
+    _create(client, name)
+    return name
+
+
+def test_update_table__stream_against_the_table__validation_exception_and_the_table_unchanged(
+    endpoint: EmbeddedEndpoint,
+) -> None:
+    """ "You receive a ValidationException if you try to enable a stream on a table that already has a stream, or
+    if you try to disable a stream on a table that doesn't have a stream"; a stream enabled names its view type,
+    one disabled names none. moto answered ResourceInUseException "Cannot enable stream", and accepted the other
+    three: {StreamEnabled: true} alone made a stream with no view type (every later write a 500), and
+    {StreamEnabled: false, StreamViewType: ...} enabled one."""
+    client = raw_client(endpoint.url)
+    name = _stream_table(client)
+    update = client.update_table
+    assert refused(update, TableName=name, StreamSpecification={"StreamEnabled": False}) == (
+        "ValidationException",
+        NONE_TO_DISABLE.format(name),
+    )
+    assert refused(update, TableName=name, StreamSpecification={"StreamEnabled": True}) == (
+        "ValidationException",
+        VIEW_REQUIRED,
+    )
+    off_with_view = {"StreamEnabled": False, "StreamViewType": "KEYS_ONLY"}
+    assert refused(update, TableName=name, StreamSpecification=off_with_view) == ("ValidationException", VIEW_FORBIDDEN)
+    assert "LatestStreamArn" not in client.describe_table(TableName=name)["Table"]
+    update(TableName=name, StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"})
+    before = client.describe_table(TableName=name)["Table"]
+    for view in ("NEW_IMAGE", "KEYS_ONLY"):  # the same again, or another view type: not in place
+        again = {"StreamEnabled": True, "StreamViewType": view}
+        assert refused(update, TableName=name, StreamSpecification=again) == (
+            "ValidationException",
+            ENABLED.format(name),
+        )
+    assert client.describe_table(TableName=name)["Table"] == before
+    client.put_item(TableName=name, Item={"pk": {"S": "written"}})
+
+
+def test_update_table__stream_disabled_then_enabled__a_new_stream_with_a_different_arn_takes_the_writes(
+    endpoint: EmbeddedEndpoint,
+) -> None:
+    """ "If you disable and then re-enable a stream on the table, a new stream is created with a different stream
+    descriptor" (moto refused: ResourceInUseException "Cannot enable stream"). The new stream has the new view
+    type, and a write after it is a record there with that view's image."""
+    client = raw_client(endpoint.url)
+    name = _stream_table(client)
+    on = {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}
+    first = client.update_table(TableName=name, StreamSpecification=on)["TableDescription"]["LatestStreamArn"]
+    client.update_table(TableName=name, StreamSpecification={"StreamEnabled": False})
+    keys_only = {"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"}
+    second = client.update_table(TableName=name, StreamSpecification=keys_only)["TableDescription"]
+    assert second["LatestStreamArn"] != first
+    assert second["StreamSpecification"] == keys_only
+    assert client.describe_table(TableName=name)["Table"]["LatestStreamArn"] == second["LatestStreamArn"]
+    client.put_item(TableName=name, Item={"pk": {"S": "after"}, "v": {"S": "x"}})
+    streams = streams_client(endpoint.url)
+    shard = streams.describe_stream(StreamArn=second["LatestStreamArn"])["StreamDescription"]["Shards"][0]["ShardId"]
+    iterator = streams.get_shard_iterator(
+        StreamArn=second["LatestStreamArn"], ShardId=shard, ShardIteratorType="TRIM_HORIZON"
+    )["ShardIterator"]
+    (record,) = streams.get_records(ShardIterator=iterator)["Records"]
+    assert record["eventName"] == "INSERT"
+    assert record["dynamodb"]["Keys"] == {"pk": {"S": "after"}}
+    assert "NewImage" not in record["dynamodb"]
+
+
+def test_update_table__stream_enabled_again_but_refused_for_billing__the_old_stream_kept(
+    endpoint: EmbeddedEndpoint,
+) -> None:
+    """A request that would make a new stream and is refused for another of its parameters (PROVISIONED
+    without ProvisionedThroughput: "ProvisionedThroughput must be specified when BillingMode is PROVISIONED")
+    changes nothing: the table keeps its last stream's ARN, and enabling afterwards still makes a new one."""
+    client = raw_client(endpoint.url)
+    name = _stream_table(client)
+    on = {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}
+    first = client.update_table(TableName=name, StreamSpecification=on)["TableDescription"]["LatestStreamArn"]
+    client.update_table(TableName=name, StreamSpecification={"StreamEnabled": False})
+    code, _ = refused(client.update_table, TableName=name, StreamSpecification=on, BillingMode="PROVISIONED")
+    assert code == "ValidationException"
+    assert client.describe_table(TableName=name)["Table"]["LatestStreamArn"] == first
+    assert client.describe_table(TableName=name)["Table"].get("StreamSpecification") is None
+    again = client.update_table(TableName=name, StreamSpecification=on)["TableDescription"]["LatestStreamArn"]
+    assert again != first
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"StreamEnabled": True}, VIEW_REQUIRED),
+        ({"StreamEnabled": False, "StreamViewType": "NEW_IMAGE"}, VIEW_FORBIDDEN),
+    ],
+)
+def test_create_table__stream_view_type_not_fitting__validation_exception_and_no_table(
+    endpoint: EmbeddedEndpoint, spec: dict[str, Any], message: str
+) -> None:
+    """CreateTable's StreamSpecification follows UpdateTable's two rules (decision 238: DynamoDB's CreateTable
+    words are not recorded, UpdateTable's are used). moto made a stream with no view type (every later write a
+    500) or enabled a stream the request disabled."""
+    client = raw_client(endpoint.url)
+    name = f"labkit-streams-{uuid.uuid4().hex[:8]}"
+    params: dict[str, Any] = {"KeySchema": HASH, "AttributeDefinitions": _defs("pk"), "BillingMode": "PAY_PER_REQUEST"}
+    assert refused(client.create_table, TableName=name, StreamSpecification=spec, **params) == (
+        "ValidationException",
+        message,
+    )
+    assert name not in client.list_tables()["TableNames"]

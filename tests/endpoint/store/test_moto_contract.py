@@ -172,6 +172,21 @@ def _stream_shard() -> None:
     assert len(shard.items) == before + 1  # StreamShard.add appended one record
 
 
+def _set_stream_specification() -> None:
+    """What UpdateTable's stream step reads and sets: the specification and label moto keeps, a new label and
+    shard when a stream is enabled with the label set aside, and a shard let go."""
+    table = _streamed_table()
+    assert table.stream_specification == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+    first, table.latest_stream_label = table.latest_stream_label, None
+    table.set_stream_specification({"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})
+    assert isinstance(first, str) and table.latest_stream_label not in (None, first)
+    assert isinstance(table.stream_shard, adapter.StreamShard)
+    table.set_stream_specification({"StreamEnabled": False})
+    assert table.stream_specification == {"StreamEnabled": False}
+    table.stream_shard = None  # let go: a write then adds no record
+    assert table.describe()["TableDescription"].get("StreamSpecification") is None
+
+
 def _stream_record() -> None:
     table = _streamed_table()
     adapter.service_delete(table, {"PK": {"S": "a"}, "SK": {"S": "1"}}, {"Type": "Service", "PrincipalId": "x"})
@@ -367,6 +382,7 @@ EXERCISES: dict[str, Callable[[], None]] = {
     "moto.iam.models.get_account_id_from": _account_of,
     "moto.dynamodb.models.table.Table.delete_item": _table_delete_item,
     "moto.dynamodb.models.table.StreamShard": _stream_shard,
+    "moto.dynamodb.models.table.Table.set_stream_specification": _set_stream_specification,
     "moto.dynamodb.models.table.StreamRecord": _stream_record,
 }
 
