@@ -410,3 +410,16 @@ def test_create_table__stream_view_type_not_fitting__validation_exception_and_no
         message,
     )
     assert name not in client.list_tables()["TableNames"]
+
+
+def test_delete_table__answer__the_table_deleting_then_gone(endpoint: EmbeddedEndpoint) -> None:
+    """API reference, DeleteTable: "After a DeleteTable request, the specified table is in the DELETING state until
+    DynamoDB completes the deletion" (moto answered ACTIVE). The engine completes it at once: DescribeTable then
+    answers ResourceNotFoundException, and deleting it again is refused the same way."""
+    client = raw_client(endpoint.url)
+    name = _stream_table(client)
+    client.put_item(TableName=name, Item={"pk": {"S": "a"}})
+    described = client.delete_table(TableName=name)["TableDescription"]
+    assert (described["TableName"], described["TableStatus"]) == (name, "DELETING")
+    assert refused(client.describe_table, TableName=name)[0] == "ResourceNotFoundException"
+    assert refused(client.delete_table, TableName=name)[0] == "ResourceNotFoundException"
