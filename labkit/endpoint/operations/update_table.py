@@ -278,9 +278,9 @@ def _check_strong(
         )
 
 
-def _reenabled(store: MotoStore, request: Request) -> Any:
-    """UpdateTable's StreamSpecification against the table's stream; moto's table if the request enables a
-    stream on a table whose stream was disabled, else None.
+def _stream_switched(store: MotoStore, request: Request) -> Any:
+    """UpdateTable's StreamSpecification against the table's stream; moto's table if the request turns the
+    table's stream on or off, else None.
 
     Developer Guide, "Change data capture for DynamoDB Streams": "You receive a ValidationException if you try
     to enable a stream on a table that already has a stream, or if you try to disable a stream on a table that
@@ -299,28 +299,29 @@ def _reenabled(store: MotoStore, request: Request) -> Any:
         raise invalid(f"Table already has an enabled stream: TableName: {name}")
     if not spec["StreamEnabled"] and not enabled:
         raise invalid(f"Table has no stream to disable: TableName: {name}")
-    return table if spec["StreamEnabled"] and table.latest_stream_label else None
+    return table
 
 
 def _answer(store: MotoStore, request: Request) -> Response | None:
-    table = _reenabled(store, request)
-    if table is not None:
+    table = _stream_switched(store, request)
+    if table is None:
+        return _answered(store, request)
+    if request.params["StreamSpecification"]["StreamEnabled"]:
         return _new_stream(store, request, table)
-    found = _answered(store, request)
-    spec = request.params.get("StreamSpecification")
-    if isinstance(spec, Mapping) and spec.get("StreamEnabled") is False:
-        found = found if found is not None else store.dispatch(request)
-        _stream_closed(store, request)
+    found = _applied(store, request)
+    if not (table.stream_specification or {}).get("StreamEnabled"):
+        # moto keeps a disabled stream's shard, whose next record then fails (KeyError 'StreamViewType': every
+        # later write to the table answered with a 500): a disabled stream takes no more records, so it is let go
+        table.stream_shard = None
     return found
 
 
 def _new_stream(store: MotoStore, request: Request, table: Any) -> Response:
-    """The request applied with moto's record of the old stream set aside, so that moto makes a new one (a new
+    """The request applied with moto's record of the last stream set aside, so that moto makes a new one (a new
     label, so a new LatestStreamArn); a request refused for another reason leaves the old one in place."""
     label, table.latest_stream_label = table.latest_stream_label, None
     try:
-        found = _answered(store, request)
-        found = found if found is not None else store.dispatch(request)
+        found = _applied(store, request)
     except BaseException:
         table.latest_stream_label = label
         raise
@@ -329,12 +330,9 @@ def _new_stream(store: MotoStore, request: Request, table: Any) -> Response:
     return found
 
 
-def _stream_closed(store: MotoStore, request: Request) -> None:
-    """A stream disabled: no record is added after it. moto keeps the stream's shard, whose next record then
-    fails (KeyError 'StreamViewType': every later write to the table answered with a 500), so it is let go."""
-    table = store.table_object(request.account, request.region, str(request.params.get("TableName")))
-    if table is not None and not (table.stream_specification or {}).get("StreamEnabled"):
-        table.stream_shard = None
+def _applied(store: MotoStore, request: Request) -> Response:
+    found = _answered(store, request)
+    return found if found is not None else store.dispatch(request)
 
 
 def _answered(store: MotoStore, request: Request) -> Response | None:

@@ -274,13 +274,18 @@ def test_item_collection_metrics__size_on_a_table_with_an_lsi(client: Any) -> No
     }
 
 
+def _stream_table(client: Any) -> str:
+    name = f"labkit-streams-{uuid.uuid4().hex[:8]}"
+    _create(client, name)
+    return name
+
+
 def test_update_table__stream_disabled__later_writes_succeed_and_add_no_record(endpoint: EmbeddedEndpoint) -> None:
     """UpdateTable's StreamSpecification: "StreamEnabled - Indicates whether DynamoDB Streams is enabled (true)
     or disabled (false) on the table"; a disabled stream takes no more records. moto kept the shard and
     failed every later write (KeyError 'StreamViewType': a 500); now the write succeeds and adds nothing."""
     client = raw_client(endpoint.url)
-    name = f"labkit-streams-{uuid.uuid4().hex[:8]}"
-    _create(client, name)
+    name = _stream_table(client)
     on = {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}
     arn = client.update_table(TableName=name, StreamSpecification=on)["TableDescription"]["LatestStreamArn"]
     client.put_item(TableName=name, Item={"pk": {"S": "before"}})
@@ -300,12 +305,6 @@ VIEW_REQUIRED = "One or more parameter values were invalid: If stream is being e
 VIEW_FORBIDDEN = (
     "One or more parameter values were invalid: If stream is being disabled, then UpdateViewType must not be specified"
 )
-
-
-def _stream_table(client: Any) -> str:
-    name = f"labkit-streams-{uuid.uuid4().hex[:8]}"
-    _create(client, name)
-    return name
 
 
 def test_update_table__stream_against_the_table__validation_exception_and_the_table_unchanged(
